@@ -1,0 +1,43 @@
+"""constrain: output that is guaranteed to parse, via grammars compiled to token-level automata."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .cache import CacheInfo
+from .compiled import CompiledGrammar
+from .compiler import Compiler
+from .errors import (
+    ConstrainError,
+    GrammarError,
+    LimitExceededError,
+    RegexSyntaxError,
+    RollbackError,
+    TokenError,
+    UnsupportedRegexError,
+    VocabularyError,
+)
+from .limits import Limits
+from .matcher import Matcher
+from .vocab import Vocabulary
+from .kernels.bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
+
+__all__ = [
+    "CacheInfo",
+    "CompiledGrammar",
+    "Compiler",
+    "ConstrainError",
+    "GrammarError",
+    "LimitExceededError",
+    "Limits",
+    "Matcher",
+    "RegexSyntaxError",
+    "RollbackError",
+    "TokenError",
+    "UnsupportedRegexError",
+    "Vocabulary",
+    "VocabularyError",
+    "__version__",
+    "allocate_token_bitmask",
+    "apply_token_bitmask_inplace",
+]

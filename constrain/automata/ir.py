@@ -1,0 +1,83 @@
+"""The regular-expression IR every front end lowers to (regex, later JSON Schema and Lark terminals).
+
+Nodes are immutable and hashable so identical sub-expressions can be shared and cached. Characters
+are Unicode code point ranges; the NFA builder turns them into UTF-8 byte ranges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from .charset import Ranges, normalize
+
+
+@dataclass(frozen=True)
+class Chars:
+    """One character from a set of code point ranges (empty set: matches nothing)."""
+
+    ranges: Ranges
+
+
+@dataclass(frozen=True)
+class Concat:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """`item` repeated min..max times; max None means unbounded."""
+
+    item: "Node"
+    min: int
+    max: Optional[int]
+
+
+Node = Union[Chars, Concat, Alt, Repeat]
+
+EMPTY = Concat(())
+NOTHING = Chars(())
+
+
+def chars(ranges) -> Chars:
+    return Chars(normalize(ranges))
+
+
+def literal(text: str) -> Node:
+    """The exact string `text`."""
+    if len(text) == 1:
+        return Chars(((ord(text), ord(text)),))
+    return Concat(tuple(Chars(((ord(c), ord(c)),)) for c in text))
+
+
+def concat(*items: Node) -> Node:
+    flat: list[Node] = []
+    for it in items:
+        if isinstance(it, Concat):
+            flat.extend(it.items)
+        else:
+            flat.append(it)
+    return flat[0] if len(flat) == 1 else Concat(tuple(flat))
+
+
+def alt(*items: Node) -> Node:
+    flat: list[Node] = []
+    for it in items:
+        if isinstance(it, Alt):
+            flat.extend(it.items)
+        else:
+            flat.append(it)
+    return flat[0] if len(flat) == 1 else Alt(tuple(flat))
+
+
+def repeat(item: Node, lo: int, hi: Optional[int]) -> Node:
+    if hi is not None and hi < lo:
+        raise ValueError(f"repeat bounds {{{lo},{hi}}}: max < min")
+    if lo == 1 and hi == 1:
+        return item
+    return Repeat(item, lo, hi)

@@ -1,0 +1,98 @@
+"""IR → Thompson NFA over byte ranges.
+
+The NFA is an intermediate: it exists only while the DFA is built. Every character range is
+lowered to its UTF-8 byte-range sequences here, so all later stages see bytes only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import LimitExceededError
+from . import ir
+from .charset import utf8_sequences
+
+
+@dataclass
+class NFA:
+    """States 0..n-1; `start` and the single accepting state `final`."""
+
+    eps: list[list[int]] = field(default_factory=list)
+    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)  # (lo, hi, target)
+    start: int = 0
+    final: int = 0
+
+    @property
+    def n_states(self) -> int:
+        return len(self.eps)
+
+
+class _Builder:
+    def __init__(self, max_states: int) -> None:
+        self.nfa = NFA()
+        self.max_states = max_states
+        self._chars_memo: dict[tuple, list[tuple[tuple[int, int], ...]]] = {}
+
+    def new(self) -> int:
+        if len(self.nfa.eps) >= self.max_states:
+            raise LimitExceededError(
+                "NFA size", self.max_states, "Limits(max_nfa_states=...) passed to Compiler"
+            )
+        self.nfa.eps.append([])
+        self.nfa.edges.append([])
+        return len(self.nfa.eps) - 1
+
+    def frag(self, node: ir.Node, s: int) -> int:
+        """Build `node` starting at state `s`; return its exit state. Never adds edges into `s`
+        from inside the fragment, so fragments may share entry states."""
+        if isinstance(node, ir.Chars):
+            e = self.new()
+            seqs = self._chars_memo.get(node.ranges)
+            if seqs is None:
+                seqs = utf8_sequences(node.ranges)
+                self._chars_memo[node.ranges] = seqs
+            for seq in seqs:
+                cur = s
+                for k, (lo, hi) in enumerate(seq):
+                    nxt = e if k == len(seq) - 1 else self.new()
+                    self.nfa.edges[cur].append((lo, hi, nxt))
+                    cur = nxt
+            return e
+        if isinstance(node, ir.Concat):
+            cur = s
+            for item in node.items:
+                cur = self.frag(item, cur)
+            return cur
+        if isinstance(node, ir.Alt):
+            e = self.new()
+            for item in node.items:
+                b = self.new()
+                self.nfa.eps[s].append(b)
+                self.nfa.eps[self.frag(item, b)].append(e)
+            return e
+        if isinstance(node, ir.Repeat):
+            cur = s
+            for _ in range(node.min):
+                cur = self.frag(node.item, cur)
+            if node.max is None:
+                loop = self.new()
+                self.nfa.eps[cur].append(loop)
+                self.nfa.eps[self.frag(node.item, loop)].append(loop)
+                return loop
+            e = self.new()
+            for _ in range(node.max - node.min):
+                self.nfa.eps[cur].append(e)
+                b = self.new()
+                self.nfa.eps[cur].append(b)
+                cur = self.frag(node.item, b)
+            self.nfa.eps[cur].append(e)
+            return e
+        raise TypeError(f"not an IR node: {node!r}")
+
+
+def build_nfa(node: ir.Node, max_states: int) -> NFA:
+    b = _Builder(max_states)
+    start = b.new()
+    final = b.frag(node, start)
+    b.nfa.start, b.nfa.final = start, final
+    return b.nfa

@@ -1,0 +1,99 @@
+"""Compiler: grammar sources → CompiledGrammar for one vocabulary, cached.
+
+One Compiler per vocabulary (per model). It owns the vocabulary's token trie and the caches;
+everything it returns is immutable and can be shared by any number of Matchers and threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any, Callable, Optional
+
+from . import __version__
+from .automata import regex_to_dfa
+from .automata.dfa import DFA
+from .cache import CacheInfo, DiskCache, MemoryCache, cache_key
+from .compiled import CompiledGrammar
+from .index.trie import TokenTrie
+from .limits import Limits
+from .vocab import Vocabulary
+
+
+@functools.lru_cache(maxsize=8)
+def _trie_for(vocab: Vocabulary) -> TokenTrie:
+    """One trie per distinct vocabulary in the process (Vocabulary hashes by fingerprint)."""
+    return TokenTrie(vocab.token_bytes, vocab.special_ids)
+
+
+class Compiler:
+    """Compiles grammars against `vocab`; `cache_dir` adds a persistent on-disk cache."""
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        cache_dir: Optional[os.PathLike[str] | str] = None,
+        *,
+        limits: Optional[Limits] = None,
+        cache_size: int = 128,
+        disk_cache_bytes: int = 512 * 2**20,
+    ) -> None:
+        if not isinstance(vocab, Vocabulary):
+            raise TypeError(
+                f"Compiler needs a constrain.Vocabulary, got {type(vocab).__name__}; "
+                "build one with Vocabulary.from_pretrained(...)"
+            )
+        self.vocab = vocab
+        self.limits = limits or Limits()
+        self._memory = MemoryCache(cache_size)
+        self._disk = DiskCache(cache_dir, disk_cache_bytes) if cache_dir is not None else None
+        self._trie: Optional[TokenTrie] = None
+
+    @property
+    def trie(self) -> TokenTrie:
+        if self._trie is None:
+            self._trie = _trie_for(self.vocab)
+        return self._trie
+
+    def compile_regex(self, pattern: str) -> CompiledGrammar:
+        """A grammar whose outputs are exactly the strings `pattern` fully matches."""
+        if not isinstance(pattern, str):
+            raise TypeError(f"compile_regex needs a str pattern, got {type(pattern).__name__}")
+        return self._compile("regex", pattern, {}, lambda: regex_to_dfa(pattern, self.limits))
+
+    def _compile(
+        self, kind: str, source: str, options: dict[str, Any], build: Callable[[], DFA]
+    ) -> CompiledGrammar:
+        limits = self.limits
+        key = cache_key(
+            kind, source, options, self.vocab.fingerprint, __version__,
+            [limits.max_nfa_states, limits.max_dfa_states],
+        )
+
+        def compute() -> CompiledGrammar:
+            dfa = self._disk.load(key) if self._disk is not None else None
+            if dfa is None:
+                dfa = build()
+                if self._disk is not None:
+                    self._disk.store(key, dfa)
+            return CompiledGrammar(kind, source, options, self.vocab, dfa, self.trie)
+
+        return self._memory.get_or_compute(key, compute)
+
+    def cache_info(self) -> CacheInfo:
+        files, size = self._disk.usage() if self._disk is not None else (0, 0)
+        return CacheInfo(
+            hits=self._memory.hits,
+            misses=self._memory.misses,
+            entries=len(self._memory),
+            max_entries=self._memory.max_entries,
+            disk_hits=self._disk.hits if self._disk is not None else 0,
+            disk_files=files,
+            disk_bytes=size,
+        )
+
+    def clear_cache(self, disk: bool = False) -> None:
+        """Empty the in-memory cache (and the disk cache too with `disk=True`)."""
+        self._memory.clear()
+        if disk and self._disk is not None:
+            self._disk.clear()

@@ -1,0 +1,57 @@
+"""Every exception constrain raises, in one small tree.
+
+Messages say what is wrong, where, and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class ConstrainError(Exception):
+    """Base class of all constrain errors."""
+
+
+class VocabularyError(ConstrainError):
+    """A tokenizer could not be read into exact token bytes."""
+
+
+class GrammarError(ConstrainError):
+    """A grammar source (regex, schema, Lark) is invalid."""
+
+
+class RegexSyntaxError(GrammarError):
+    """A regular expression does not parse; `position` is the 0-based offset in the pattern."""
+
+    def __init__(self, message: str, pattern: str, position: int | None) -> None:
+        where = f" at position {position}" if position is not None else ""
+        caret = ""
+        if position is not None and len(pattern) <= 200:
+            caret = f"\n  {pattern}\n  {' ' * position}^"
+        super().__init__(f"{message}{where}{caret}")
+        self.pattern = pattern
+        self.position = position
+
+
+class UnsupportedRegexError(RegexSyntaxError):
+    """The regex uses a construct no finite automaton can enforce (backreference, lookaround)."""
+
+
+class LimitExceededError(ConstrainError):
+    """A configurable limit (states, time, depth) was exceeded; the message names the knob."""
+
+    def __init__(self, what: str, limit: float, knob: str) -> None:
+        super().__init__(f"{what} exceeded the limit of {limit:g}; raise it with {knob}")
+        self.what = what
+        self.limit = limit
+        self.knob = knob
+
+
+class TokenError(ConstrainError, ValueError):
+    """A token id is out of range for the vocabulary."""
+
+
+class RollbackError(ConstrainError, ValueError):
+    """rollback() was asked to undo more tokens than the matcher has accepted."""
+
+
+class CacheError(ConstrainError):
+    """A cache file is unreadable, of another format version, or corrupt."""

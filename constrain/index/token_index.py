@@ -1,0 +1,74 @@
+"""Allowed-token rows of one DFA over one vocabulary, computed on a state's first visit.
+
+A row is the packed bitmask (int32 words, token t = bit t%32 of word t//32) of the tokens whose
+bytes the DFA can read from that state without dying; EOS bits are added at accepting states.
+Rows are cached per state: nothing is stored for states never visited, one row (16 KB at 128k
+tokens) per visited state. Shared by every matcher of the grammar; filling a row twice in a race
+is harmless (same bits, last write wins).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..automata.dfa import DFA
+from .trie import TokenTrie
+
+
+class DFATokenIndex:
+    __slots__ = ("dfa", "trie", "eos_ids", "_rows", "_lock", "_eos_row", "nodes_visited")
+
+    def __init__(self, dfa: DFA, trie: TokenTrie, eos_ids: frozenset[int]) -> None:
+        self.dfa = dfa
+        self.trie = trie
+        self.eos_ids = tuple(sorted(eos_ids))
+        self._rows: dict[int, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self._eos_row = self._with_eos(np.zeros(trie.n_words, dtype=np.uint32))
+        self.nodes_visited = 0
+
+    def _with_eos(self, words: np.ndarray) -> np.ndarray:
+        for t in self.eos_ids:
+            words[t >> 5] |= np.uint32(1 << (t & 31))
+        row = words.view(np.int32)
+        row.setflags(write=False)
+        return row
+
+    def row(self, state: int) -> np.ndarray:
+        """The read-only int32 row of allowed tokens at DFA `state`."""
+        row = self._rows.get(state)
+        if row is None:
+            row = self._compute(state)
+        return row
+
+    def eos_row(self) -> np.ndarray:
+        """Only the EOS ids: the row after the grammar has terminated."""
+        return self._eos_row
+
+    def _compute(self, state: int) -> np.ndarray:
+        from .walk import walk_trie  # numba loads on the first mask, not on `import constrain`
+
+        t = self.trie
+        words = np.zeros(t.n_words, dtype=np.uint32)
+        visited = walk_trie(
+            t.byte, t.depth, t.end, t.tok_ptr, t.tok_ids, t.max_depth,
+            self.dfa.byte_classes, self.dfa.table, np.int32(state), words,
+        )
+        if self.dfa.accepting[state]:
+            row = self._with_eos(words)
+        else:
+            row = words.view(np.int32)
+            row.setflags(write=False)
+        with self._lock:
+            self.nodes_visited += int(visited)
+            self._rows.setdefault(state, row)
+            return self._rows[state]
+
+    @property
+    def rows_cached(self) -> int:
+        return len(self._rows)
+
+    def memory_bytes(self) -> int:
+        return sum(r.nbytes for r in self._rows.values()) + self._eos_row.nbytes

@@ -1,0 +1,36 @@
+"""The hot loop: which tokens can a DFA state read without dying (numba, cached to disk).
+
+numba does no bounds checking: every index below is derived from arrays the TokenTrie and DFA
+constructors validated (trie ids < vocab size, table entries < n_states), and CI runs these
+tests once with NUMBA_BOUNDSCHECK=1.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def walk_trie(byte, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, start_state, out):
+    """OR into `out` (uint32 words) the bit of every token readable from `start_state`.
+
+    Returns the number of trie nodes visited (a cost figure for benchmarks)."""
+    n = byte.shape[0]
+    states = np.empty(max_depth + 1, dtype=np.int32)
+    states[0] = start_state
+    i = 1
+    visited = 0
+    while i < n:
+        d = depth[i]
+        s = table[states[d - 1], byte_classes[byte[i]]]
+        visited += 1
+        if s < 0:
+            i = end[i]
+            continue
+        states[d] = s
+        for k in range(tok_ptr[i], tok_ptr[i + 1]):
+            t = tok_ids[k]
+            out[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+        i += 1
+    return visited

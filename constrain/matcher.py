@@ -1,0 +1,175 @@
+"""Matcher: one request's position in a compiled grammar.
+
+The state history is a list of immutable automaton states, one per accepted token, so rollback
+is a pop and fork is a list copy. The same design carries a stack-based (context-free) state
+later: only the state values change, not this class.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .compiled import TERMINATED, CompiledGrammar
+from .errors import RollbackError, TokenError
+
+
+
+def _torch() -> Any:
+    """torch if the caller has imported it (a tensor can only exist then); keeps import light."""
+    return sys.modules.get("torch")
+
+
+class Matcher:
+    """Per-request grammar state: masks, accept, validate, rollback, fork, forced bytes."""
+
+    __slots__ = ("compiled", "_history", "_width")
+
+    def __init__(self, compiled: CompiledGrammar) -> None:
+        if not isinstance(compiled, CompiledGrammar):
+            raise TypeError(f"Matcher needs a CompiledGrammar, got {type(compiled).__name__}")
+        self.compiled = compiled
+        self._history: list[Any] = [compiled.initial_state()]
+        self._width = compiled.vocab.logits_width
+
+    # -- masks --------------------------------------------------------------------------------
+    def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None:
+        """Write the allowed next tokens into row `index` of `bitmask` (or into a 1-D bitmask).
+
+        `bitmask`: torch int32 tensor or NumPy int32 array, shape (words,) or (batch, words), with
+        words >= ceil(vocab_size / 32). Words past the vocabulary are zeroed (always masked)."""
+        row = self.compiled.mask_row(self._history[-1])
+        if isinstance(bitmask, np.ndarray):
+            target = bitmask
+        elif (torch := _torch()) is not None and isinstance(bitmask, torch.Tensor):
+            if bitmask.device.type != "cpu":
+                _fill_device_tensor(bitmask, index, row)
+                return
+            if bitmask.dtype != torch.int32:
+                raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
+            target = bitmask.numpy()
+        else:
+            raise TypeError(f"bitmask must be a torch.Tensor or numpy.ndarray, got {type(bitmask).__name__}")
+        if target.dtype != np.int32:
+            raise TypeError(f"bitmask must be int32, got {target.dtype}")
+        if target.ndim == 2:
+            if not -target.shape[0] <= index < target.shape[0]:
+                raise IndexError(f"bitmask row {index} out of range for batch {target.shape[0]}")
+            target = target[index]
+        elif target.ndim != 1:
+            raise ValueError(f"bitmask must be 1-D or 2-D, got shape {tuple(target.shape)}")
+        n = row.shape[0]
+        if target.shape[0] < n:
+            raise ValueError(
+                f"bitmask has {target.shape[0]} words per row; this vocabulary needs {n} "
+                f"(allocate_token_bitmask(batch, {self.compiled.vocab.size}))"
+            )
+        target[:n] = row
+        if target.shape[0] > n:
+            target[n:] = 0
+
+    def allowed_token_ids(self) -> np.ndarray:
+        """The allowed next token ids, sorted (for debugging and tests; the bitmask is the fast path)."""
+        row = self.compiled.mask_row(self._history[-1])
+        bits = np.unpackbits(row.view(np.uint8), bitorder="little")
+        return np.nonzero(bits)[0]
+
+    # -- advancing ------------------------------------------------------------------------------
+    def _check_id(self, token_id: int) -> int:
+        try:
+            tid = int(token_id)
+        except (TypeError, ValueError):
+            raise TokenError(f"token id must be an integer, got {token_id!r}") from None
+        if tid != token_id or not 0 <= tid < self._width:
+            raise TokenError(
+                f"token id {token_id!r} is out of range for vocabulary {self.compiled.vocab.name!r} "
+                f"(valid ids: 0..{self._width - 1})"
+            )
+        return tid
+
+    def accept_token(self, token_id: int) -> bool:
+        """Advance by one token; False (and no change) if the grammar rejects it here."""
+        nxt = self.compiled.next_state(self._history[-1], self._check_id(token_id))
+        if nxt is None:
+            return False
+        self._history.append(nxt)
+        return True
+
+    def accept_tokens(self, token_ids: Iterable[int]) -> int:
+        """Accept tokens in order until one is rejected; returns how many were accepted."""
+        count = 0
+        for tid in token_ids:
+            if not self.accept_token(tid):
+                break
+            count += 1
+        return count
+
+    def validate_tokens(self, token_ids: Sequence[int]) -> int:
+        """Length of the longest accepted prefix of `token_ids`, without advancing."""
+        state = self._history[-1]
+        count = 0
+        for tid in token_ids:
+            state = self.compiled.next_state(state, self._check_id(tid))
+            if state is None:
+                break
+            count += 1
+        return count
+
+    def rollback(self, num_tokens: int = 1) -> None:
+        """Undo the last `num_tokens` accepted tokens."""
+        if num_tokens < 0:
+            raise RollbackError(f"rollback needs a non-negative count, got {num_tokens}")
+        if num_tokens > len(self._history) - 1:
+            raise RollbackError(
+                f"cannot roll back {num_tokens} tokens: only {len(self._history) - 1} accepted"
+            )
+        if num_tokens:
+            del self._history[-num_tokens:]
+
+    # -- queries ------------------------------------------------------------------------------
+    def is_accepting(self) -> bool:
+        """True if the output so far is a complete sentence of the grammar."""
+        return self.compiled.is_accepting(self._history[-1])
+
+    def is_terminated(self) -> bool:
+        """True once an EOS token has been accepted."""
+        return self._history[-1] == TERMINATED
+
+    def forced_bytes(self) -> bytes:
+        """The bytes every continuation must start with (empty where there is a choice)."""
+        return self.compiled.forced_bytes(self._history[-1])
+
+    @property
+    def num_accepted_tokens(self) -> int:
+        return len(self._history) - 1
+
+    def fork(self) -> "Matcher":
+        """An independent matcher at the same position (shares the compiled grammar)."""
+        other = Matcher.__new__(Matcher)
+        other.compiled = self.compiled
+        other._history = list(self._history)
+        other._width = self._width
+        return other
+
+    def reset(self) -> None:
+        """Back to the start of the grammar."""
+        del self._history[1:]
+
+    def __repr__(self) -> str:
+        return f"Matcher({self.compiled!r}, accepted={self.num_accepted_tokens}, terminated={self.is_terminated()})"
+
+
+def _fill_device_tensor(bitmask: Any, index: int, row: np.ndarray) -> None:
+    import torch
+
+    if bitmask.dtype != torch.int32:
+        raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
+    target = bitmask[index] if bitmask.dim() == 2 else bitmask
+    n = row.shape[0]
+    if target.shape[0] < n:
+        raise ValueError(f"bitmask has {target.shape[0]} words per row; this vocabulary needs {n}")
+    target[:n].copy_(torch.from_numpy(np.array(row)), non_blocking=False)
+    if target.shape[0] > n:
+        target[n:] = 0

