@@ -13,7 +13,7 @@ import numpy as np
 
 from .automata.dfa import DEAD, DFA
 from .index.token_index import DFATokenIndex
-from .index.trie import TokenTrie
+from .index.vocab_index import VocabIndex
 from .vocab import Vocabulary
 
 TERMINATED = -2  # the matcher state after an EOS token was accepted
@@ -31,14 +31,14 @@ class CompiledGrammar:
         options: Mapping[str, Any],
         vocab: Vocabulary,
         dfa: DFA,
-        trie: TokenTrie,
+        index: VocabIndex,
     ) -> None:
         self.kind = kind
         self.source = source
         self.options = dict(options)
         self.vocab = vocab
         self.dfa = dfa
-        self._index = DFATokenIndex(dfa, trie, vocab.eos_token_ids)
+        self._index = DFATokenIndex(dfa, index)
         self._token_bytes = vocab.token_bytes
         self._special = vocab.special_ids
         self._eos = vocab.eos_token_ids
@@ -69,6 +69,10 @@ class CompiledGrammar:
         if state == TERMINATED:
             return self._index.eos_row()
         return self._index.row(state)
+
+    def row_cache(self) -> dict[int, np.ndarray]:
+        """The live state -> row dict (read-only use): lets the Matcher skip two calls per mask."""
+        return self._index.rows
 
     def is_accepting(self, state: int) -> bool:
         return state == TERMINATED or bool(self.dfa.accepting[state])

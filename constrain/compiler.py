@@ -6,7 +6,6 @@ everything it returns is immutable and can be shared by any number of Matchers a
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any, Callable, Optional
 
@@ -15,15 +14,9 @@ from .automata import regex_to_dfa
 from .automata.dfa import DFA
 from .cache import CacheInfo, DiskCache, MemoryCache, cache_key
 from .compiled import CompiledGrammar
-from .index.trie import TokenTrie
+from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
 from .vocab import Vocabulary
-
-
-@functools.lru_cache(maxsize=8)
-def _trie_for(vocab: Vocabulary) -> TokenTrie:
-    """One trie per distinct vocabulary in the process (Vocabulary hashes by fingerprint)."""
-    return TokenTrie(vocab.token_bytes, vocab.special_ids)
 
 
 class Compiler:
@@ -47,13 +40,14 @@ class Compiler:
         self.limits = limits or Limits()
         self._memory = MemoryCache(cache_size)
         self._disk = DiskCache(cache_dir, disk_cache_bytes) if cache_dir is not None else None
-        self._trie: Optional[TokenTrie] = None
+        self._index: Optional[VocabIndex] = None
 
     @property
-    def trie(self) -> TokenTrie:
-        if self._trie is None:
-            self._trie = _trie_for(self.vocab)
-        return self._trie
+    def index(self) -> VocabIndex:
+        """The vocabulary's token trie and slices (built on first use, shared per vocabulary)."""
+        if self._index is None:
+            self._index = vocab_index(self.vocab)
+        return self._index
 
     def compile_regex(self, pattern: str) -> CompiledGrammar:
         """A grammar whose outputs are exactly the strings `pattern` fully matches."""
@@ -76,7 +70,7 @@ class Compiler:
                 dfa = build()
                 if self._disk is not None:
                     self._disk.store(key, dfa)
-            return CompiledGrammar(kind, source, options, self.vocab, dfa, self.trie)
+            return CompiledGrammar(kind, source, options, self.vocab, dfa, self.index)
 
         return self._memory.get_or_compute(key, compute)
 

@@ -25,7 +25,7 @@ def _torch() -> Any:
 class Matcher:
     """Per-request grammar state: masks, accept, validate, rollback, fork, forced bytes."""
 
-    __slots__ = ("compiled", "_history", "_width")
+    __slots__ = ("compiled", "_history", "_width", "_rows")
 
     def __init__(self, compiled: CompiledGrammar) -> None:
         if not isinstance(compiled, CompiledGrammar):
@@ -33,6 +33,7 @@ class Matcher:
         self.compiled = compiled
         self._history: list[Any] = [compiled.initial_state()]
         self._width = compiled.vocab.logits_width
+        self._rows = compiled.row_cache()  # shared dict state -> row; misses go through mask_row
 
     # -- masks --------------------------------------------------------------------------------
     def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None:
@@ -40,31 +41,29 @@ class Matcher:
 
         `bitmask`: torch int32 tensor or NumPy int32 array, shape (words,) or (batch, words), with
         words >= ceil(vocab_size / 32). Words past the vocabulary are zeroed (always masked)."""
-        row = self.compiled.mask_row(self._history[-1])
-        if isinstance(bitmask, np.ndarray):
-            target = bitmask
-        elif (torch := _torch()) is not None and isinstance(bitmask, torch.Tensor):
-            if bitmask.device.type != "cpu":
+        state = self._history[-1]
+        row = self._rows.get(state)
+        if row is None:
+            row = self.compiled.mask_row(state)
+        cached = _last_view
+        if (
+            cached is not None
+            and cached[0] is bitmask
+            and cached[1] == bitmask.data_ptr()
+            and cached[2] == bitmask.shape
+            and -cached[4] <= index < cached[4]
+        ):
+            target = cached[3][index]  # the common case: the engine's bitmask tensor, again
+        else:
+            target = _row_view(bitmask, index, row)
+            if target is None:
                 _fill_device_tensor(bitmask, index, row)
                 return
-            if bitmask.dtype != torch.int32:
-                raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
-            target = bitmask.numpy()
-        else:
-            raise TypeError(f"bitmask must be a torch.Tensor or numpy.ndarray, got {type(bitmask).__name__}")
-        if target.dtype != np.int32:
-            raise TypeError(f"bitmask must be int32, got {target.dtype}")
-        if target.ndim == 2:
-            if not -target.shape[0] <= index < target.shape[0]:
-                raise IndexError(f"bitmask row {index} out of range for batch {target.shape[0]}")
-            target = target[index]
-        elif target.ndim != 1:
-            raise ValueError(f"bitmask must be 1-D or 2-D, got shape {tuple(target.shape)}")
         n = row.shape[0]
         if target.shape[0] < n:
             raise ValueError(
                 f"bitmask has {target.shape[0]} words per row; this vocabulary needs {n} "
-                f"(allocate_token_bitmask(batch, {self.compiled.vocab.size}))"
+                "(allocate it with allocate_token_bitmask(batch, vocab_size))"
             )
         target[:n] = row
         if target.shape[0] > n:
@@ -151,6 +150,7 @@ class Matcher:
         other.compiled = self.compiled
         other._history = list(self._history)
         other._width = self._width
+        other._rows = self._rows
         return other
 
     def reset(self) -> None:
@@ -159,6 +159,45 @@ class Matcher:
 
     def __repr__(self) -> str:
         return f"Matcher({self.compiled!r}, accepted={self.num_accepted_tokens}, terminated={self.is_terminated()})"
+
+
+# The NumPy view of the last CPU tensor filled: `Tensor.numpy()` costs more than the 16 KB copy,
+# and engines fill the same bitmask tensor every step. The view is reused only while the tensor
+# object, its data pointer and its shape are unchanged (a resize reallocates the storage).
+_last_view: tuple[Any, int, Any, np.ndarray, int] | None = None
+
+
+def _row_view(bitmask: Any, index: int, row: np.ndarray) -> np.ndarray | None:
+    """The 1-D int32 NumPy row to write into, or None for a tensor on an accelerator."""
+    global _last_view
+    if isinstance(bitmask, np.ndarray):
+        target = bitmask
+    else:
+        torch = _torch()
+        if torch is None or not isinstance(bitmask, torch.Tensor):
+            raise TypeError(
+                f"bitmask must be a torch.Tensor or numpy.ndarray, got {type(bitmask).__name__}"
+            )
+        cached = _last_view
+        if cached is not None and cached[0] is bitmask and cached[1] == bitmask.data_ptr() and cached[2] == bitmask.shape:
+            target = cached[3]
+        else:
+            if not bitmask.is_cpu:
+                return None
+            if bitmask.dtype != torch.int32:
+                raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
+            target = bitmask.numpy()
+            if target.ndim == 2:
+                _last_view = (bitmask, bitmask.data_ptr(), bitmask.shape, target, target.shape[0])
+    if target.dtype != np.int32:
+        raise TypeError(f"bitmask must be int32, got {target.dtype}")
+    if target.ndim == 2:
+        if not -target.shape[0] <= index < target.shape[0]:
+            raise IndexError(f"bitmask row {index} out of range for batch {target.shape[0]}")
+        target = target[index]
+    elif target.ndim != 1:
+        raise ValueError(f"bitmask must be 1-D or 2-D, got shape {tuple(target.shape)}")
+    return target
 
 
 def _fill_device_tensor(bitmask: Any, index: int, row: np.ndarray) -> None:

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/pytest -q "$@"
 BC_CACHE=$(mktemp -d)
-NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -m "not slow" tests/index
+NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -m "not slow" tests/index tests/automata
 rm -rf "$BC_CACHE"

@@ -108,7 +108,7 @@ print("ok")
 def test_several_processes_share_one_folder(tmp_path):
     """Concurrent writers and readers of one key: every read sees a whole, valid file."""
     procs = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(3)
     ]
     for p in procs:

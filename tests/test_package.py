@@ -35,8 +35,8 @@ def test_public_api_is_the_minimal_export_list():
         assert hasattr(constrain, name), name
 
 
-def test_import_is_light():
+def test_import_is_light(tmp_path):
     """`import constrain` must not pull in torch, numba or transformers (they load on use)."""
     code = "import sys, constrain; print(','.join(m for m in ('torch','numba','transformers') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout.strip() == ""

@@ -140,13 +140,20 @@ def _members(mask: int) -> list[int]:
 
 
 def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None) -> DFA:
-    """Subset construction over byte classes, then trimming and minimization."""
+    """Subset construction over byte classes, then trimming and minimization.
+
+    Subsets hold only the NFA states that matter (those with byte edges, and the final state),
+    so epsilon-only states neither cost time nor split DFA states."""
     t0 = time.perf_counter()
     deadline = deadline if deadline is not None else t0 + limits.max_compile_seconds
     classes, starts = _byte_classes(nfa)
     n_cls = len(starts)
-    class_of = {b: int(classes[b]) for b in range(256)}
-    closure = _closures(nfa)
+    class_of = classes.tolist()
+    important = 1 << nfa.final
+    for s_idx, edges in enumerate(nfa.edges):
+        if edges:
+            important |= 1 << s_idx
+    closure = [c & important for c in _closures(nfa)]
     moves: list[list[tuple[int, int, int]]] = [
         [(class_of[lo], class_of[hi], closure[t]) for lo, hi, t in edges] for edges in nfa.edges
     ]
@@ -155,32 +162,30 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None) -> D
     index = {start: 0}
     order = [start]
     rows: list[list[int]] = []
+    max_states = limits.max_dfa_states
     k = 0
     while k < len(order):
         if k & 63 == 0 and time.perf_counter() > deadline:
             raise LimitExceededError(
                 "compile time (s)", limits.max_compile_seconds, "Limits(max_compile_seconds=...)"
             )
-        targets = [0] * n_cls
+        targets: dict[int, int] = {}
         for m in _members(order[k]):
             for c_lo, c_hi, tgt in moves[m]:
                 for c in range(c_lo, c_hi + 1):
-                    targets[c] |= tgt
-        row = []
-        for t in targets:
-            if not t:
-                row.append(DEAD)
-                continue
+                    targets[c] = targets.get(c, 0) | tgt
+        row = [DEAD] * n_cls
+        for c, t in targets.items():
             j = index.get(t)
             if j is None:
                 j = len(order)
-                if j >= limits.max_dfa_states:
+                if j >= max_states:
                     raise LimitExceededError(
-                        "DFA size (states)", limits.max_dfa_states, "Limits(max_dfa_states=...)"
+                        "DFA size (states)", max_states, "Limits(max_dfa_states=...)"
                     )
                 index[t] = j
                 order.append(t)
-            row.append(j)
+            row[c] = j
         rows.append(row)
         k += 1
     table = np.array(rows, dtype=np.int32).reshape(len(rows), n_cls)
@@ -188,87 +193,37 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None) -> D
     return minimize(classes, table, accepting)
 
 
-def _reverse_edges(table: np.ndarray) -> list[list[list[int]]]:
-    """inverse[c][t] = states with table[s, c] == t (t == n stands for the dead sink)."""
-    n, k = table.shape
-    inverse: list[list[list[int]]] = [[[] for _ in range(n + 1)] for _ in range(k)]
-    rows = table.tolist()
-    for s, row in enumerate(rows):
-        for c, t in enumerate(row):
-            inverse[c][t if t >= 0 else n].append(s)
-    return inverse
-
-
 def _live_states(table: np.ndarray, accepting: np.ndarray) -> list[bool]:
-    """States from which an accepting state is reachable (reverse BFS)."""
+    """States from which an accepting state is reachable (reverse BFS over defined edges)."""
     n = table.shape[0]
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for s, row in enumerate(table.tolist()):
-        for t in row:
-            if t >= 0:
-                preds[t].append(s)
+    src, cls = np.nonzero(table >= 0)
+    dst = table[src, cls]
+    order = np.argsort(dst, kind="stable")
+    preds_flat = src[order].tolist()
+    ptr = np.searchsorted(dst[order], np.arange(n + 1)).tolist()
     live = accepting.tolist()
     stack = [s for s in range(n) if live[s]]
     while stack:
         t = stack.pop()
-        for s in preds[t]:
+        for s in preds_flat[ptr[t] : ptr[t + 1]]:
             if not live[s]:
                 live[s] = True
                 stack.append(s)
     return live
 
 
-def _hopcroft(table: np.ndarray, accepting: list[bool]) -> list[int]:
-    """Block id per state of the coarsest partition compatible with `table` (Hopcroft).
-    DEAD transitions go to an implicit sink, state n, kept in a block of its own."""
-    n, k = table.shape
-    inverse = _reverse_edges(table)
-    acc = [s for s in range(n) if accepting[s]]
-    rej = [s for s in range(n) if not accepting[s]]
-    blocks: list[set[int]] = [b for b in (set(acc), set(rej)) if b] + [{n}]
-    block_of = [0] * (n + 1)
-    for i, b in enumerate(blocks):
-        for s in b:
-            block_of[s] = i
-    work = set(range(len(blocks)))
-    while work:
-        a = work.pop()
-        splitter = list(blocks[a])
-        for c in range(k):
-            inv_c = inverse[c]
-            hits: dict[int, list[int]] = {}
-            for t in splitter:
-                for s in inv_c[t]:
-                    hits.setdefault(block_of[s], []).append(s)
-            for b, xs in hits.items():
-                y = blocks[b]
-                if len(xs) == len(y):
-                    continue
-                moved = set(xs)
-                y.difference_update(moved)
-                nb = len(blocks)
-                blocks.append(moved)
-                for s in moved:
-                    block_of[s] = nb
-                if b in work or len(moved) <= len(y):
-                    work.add(nb)
-                else:
-                    work.add(b)
-    return block_of
-
-
 def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray) -> DFA:
-    """Drop dead states, merge equivalent ones (Hopcroft), renumber in BFS order."""
+    """Drop dead states, merge equivalent ones, renumber in BFS order from the start state."""
     live = _live_states(table, accepting)
     if not live[0]:
         raise GrammarError("the pattern matches no string at all (its language is empty)")
     live_arr = np.array(live, dtype=np.bool_)
     table = np.where((table >= 0) & live_arr[np.maximum(table, 0)], table, DEAD)
-    block_of = _hopcroft(table, accepting.tolist())
-    n = table.shape[0]
+    from .minimize import equivalence_blocks  # numba loads on the first compile, not on import
+
+    block_of = equivalence_blocks(table, accepting).tolist()
     rows = table.tolist()
     acc = accepting.tolist()
-    sink = block_of[n]
     # Quotient automaton numbered in BFS order from the start state.
     pos = {block_of[0]: 0}
     order = [0]  # representative original state per new state
@@ -277,7 +232,7 @@ def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray) -> D
     while k < len(order):
         row = []
         for t in rows[order[k]]:
-            if t < 0 or block_of[t] == sink:
+            if t < 0:
                 row.append(DEAD)
                 continue
             b = block_of[t]
@@ -291,7 +246,15 @@ def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray) -> D
         k += 1
     new_table = np.array(new_rows, dtype=np.int32).reshape(len(order), table.shape[1])
     new_acc = np.array([acc[s] for s in order], dtype=np.bool_)
-    # Merge byte classes that now behave identically.
-    cols, col_of = np.unique(new_table.T, axis=0, return_inverse=True)
-    new_classes = col_of.reshape(-1)[classes]
-    return DFA(new_classes, cols.T, new_acc)
+    # Merge byte classes that now behave identically (first occurrence keeps the lower id).
+    col_ids: dict[bytes, int] = {}
+    keep: list[int] = []
+    col_of = np.empty(new_table.shape[1], dtype=np.int64)
+    for c, col in enumerate(np.ascontiguousarray(new_table.T)):
+        key = col.tobytes()
+        j = col_ids.get(key)
+        if j is None:
+            j = col_ids[key] = len(keep)
+            keep.append(c)
+        col_of[c] = j
+    return DFA(col_of[classes], new_table[:, keep], new_acc)

@@ -221,7 +221,10 @@ class _Parser:
         if c == "{" and self._looks_like_quantifier():
             raise self.error("nothing to repeat")
         self.i += 1
-        return self.chars(((ord(c), ord(c)),))
+        cp = ord(c)
+        if not self.flags.ignore_case:
+            return ir.Chars(((cp, cp),))  # already normalized: skip the general path
+        return self.chars(((cp, cp),))
 
     def _looks_like_quantifier(self) -> bool:
         save = self.i

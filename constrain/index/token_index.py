@@ -14,19 +14,19 @@ import threading
 import numpy as np
 
 from ..automata.dfa import DFA
-from .trie import TokenTrie
+from .vocab_index import VocabIndex
 
 
 class DFATokenIndex:
-    __slots__ = ("dfa", "trie", "eos_ids", "_rows", "_lock", "_eos_row", "nodes_visited")
+    __slots__ = ("dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "nodes_visited")
 
-    def __init__(self, dfa: DFA, trie: TokenTrie, eos_ids: frozenset[int]) -> None:
+    def __init__(self, dfa: DFA, index: VocabIndex) -> None:
         self.dfa = dfa
-        self.trie = trie
-        self.eos_ids = tuple(sorted(eos_ids))
+        self.index = index
+        self.eos_ids = tuple(sorted(index.eos_ids))
         self._rows: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
-        self._eos_row = self._with_eos(np.zeros(trie.n_words, dtype=np.uint32))
+        self._eos_row = self._with_eos(np.zeros(index.trie.n_words, dtype=np.uint32))
         self.nodes_visited = 0
 
     def _with_eos(self, words: np.ndarray) -> np.ndarray:
@@ -50,11 +50,19 @@ class DFATokenIndex:
     def _compute(self, state: int) -> np.ndarray:
         from .walk import walk_trie  # numba loads on the first mask, not on `import constrain`
 
-        t = self.trie
-        words = np.zeros(t.n_words, dtype=np.uint32)
+        dfa = self.dfa
+        t = self.index.trie
+        words = None
+        for sl in self.index.slices:
+            if sl.loops_at(dfa.byte_classes, dfa.table, state):
+                words = sl.mask.copy()
+                t = sl.rest
+                break
+        if words is None:
+            words = np.zeros(t.n_words, dtype=np.uint32)
         visited = walk_trie(
-            t.byte, t.depth, t.end, t.tok_ptr, t.tok_ids, t.max_depth,
-            self.dfa.byte_classes, self.dfa.table, np.int32(state), words,
+            t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.max_depth,
+            dfa.byte_classes, dfa.table, np.int32(state), words,
         )
         if self.dfa.accepting[state]:
             row = self._with_eos(words)
@@ -65,6 +73,10 @@ class DFATokenIndex:
             self.nodes_visited += int(visited)
             self._rows.setdefault(state, row)
             return self._rows[state]
+
+    @property
+    def rows(self) -> dict[int, np.ndarray]:
+        return self._rows
 
     @property
     def rows_cached(self) -> int:

@@ -3,6 +3,8 @@
 Node i has `byte[i]` (the edge into it), `depth[i]` (bytes from the root) and `end[i]` (one past
 its last descendant), so a walk that hits a dead byte skips the whole subtree with `i = end[i]`.
 Token ids ending at node i are `tok_ids[tok_ptr[i]:tok_ptr[i+1]]` (several ids may share bytes).
+The walk reads the packed forms: `packed[i] = depth << 8 | byte`, and `tok1[i]` = the one token
+ending there, -1 for none, -2 for several (then it reads the tok_ptr range): one load per field.
 Special tokens and tokens with no bytes are left out: no grammar may produce them as text.
 """
 
@@ -14,7 +16,9 @@ import numpy as np
 
 
 class TokenTrie:
-    __slots__ = ("byte", "depth", "end", "tok_ptr", "tok_ids", "max_depth", "vocab_size", "n_words")
+    __slots__ = (
+        "byte", "depth", "end", "tok_ptr", "tok_ids", "packed", "tok1", "max_depth", "vocab_size", "n_words",
+    )
 
     def __init__(self, token_bytes: Sequence[bytes], excluded: Iterable[int] = ()) -> None:
         skip = set(excluded)
@@ -60,10 +64,16 @@ class TokenTrie:
         np.cumsum(np.asarray(tok_count, dtype=np.int32), out=ptr[1:])
         self.tok_ptr = ptr
         self.tok_ids = np.asarray(tok_ids, dtype=np.int32)
+        self.packed = (self.depth << 8) | self.byte
+        counts = np.diff(ptr)
+        self.tok1 = np.full(n, -1, dtype=np.int32)
+        single = counts == 1
+        self.tok1[single] = self.tok_ids[ptr[:-1][single]]
+        self.tok1[counts > 1] = -2
         self.max_depth = int(self.depth.max()) if n else 0
         self.vocab_size = len(token_bytes)
         self.n_words = (self.vocab_size + 31) // 32
-        for arr in (self.byte, self.depth, self.end, self.tok_ptr, self.tok_ids):
+        for arr in (self.byte, self.depth, self.end, self.tok_ptr, self.tok_ids, self.packed, self.tok1):
             arr.setflags(write=False)
 
     @property

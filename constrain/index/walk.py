@@ -12,25 +12,30 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def walk_trie(byte, depth, end, tok_ptr, tok_ids, max_depth, byte_classes, table, start_state, out):
+def walk_trie(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, table, start_state, out):
     """OR into `out` (uint32 words) the bit of every token readable from `start_state`.
 
     Returns the number of trie nodes visited (a cost figure for benchmarks)."""
-    n = byte.shape[0]
+    n = packed.shape[0]
     states = np.empty(max_depth + 1, dtype=np.int32)
     states[0] = start_state
     i = 1
     visited = 0
     while i < n:
-        d = depth[i]
-        s = table[states[d - 1], byte_classes[byte[i]]]
+        p = packed[i]
+        d = p >> 8
+        s = table[states[d - 1], byte_classes[p & 255]]
         visited += 1
         if s < 0:
             i = end[i]
             continue
         states[d] = s
-        for k in range(tok_ptr[i], tok_ptr[i + 1]):
-            t = tok_ids[k]
+        t = tok1[i]
+        if t >= 0:
             out[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+        elif t == -2:
+            for k in range(tok_ptr[i], tok_ptr[i + 1]):
+                u = tok_ids[k]
+                out[u >> 5] |= np.uint32(1) << np.uint32(u & 31)
         i += 1
     return visited

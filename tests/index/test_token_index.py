@@ -22,13 +22,16 @@ REGEXES = [
     r".{0,40}",
     r"(SELECT|select) \w+ (FROM|from) [a-z_]{1,12};",
     r"(😀|🎉)+ ok",
+    r'"([^"\\]|\\["\\nt])*"',
+    r"[a-z_][a-zA-Z0-9_ ]*",
+    r"(?s).*",
 ]
 
 # Every real tokenizer gets the regexes that stress tokenization differences; Llama 3 gets all.
 CASES = [("llama3", r) for r in REGEXES] + [
     (tok, r)
     for tok in ("qwen2.5", "deepseek-v3", "unigram", "sentencepiece", "tekken", "smollm2")
-    for r in (REGEXES[1], REGEXES[2], REGEXES[4], REGEXES[7])
+    for r in (REGEXES[1], REGEXES[2], REGEXES[4], REGEXES[7], REGEXES[8])
 ]
 
 
