@@ -167,9 +167,16 @@ class Engine:
     def clear(self) -> None: ...
     def compile(self, pattern: str) -> Any: ...
     def matcher(self, grammar: Any) -> Any: ...
-    def fill(self, m: Any, buf: Any) -> None: ...
-    def accept(self, m: Any, tid: int) -> bool: ...
-    def reset(self, m: Any) -> None: ...
+
+    # constrain and XGrammar share these method names; llguidance overrides them.
+    def fill(self, m: Any, buf: Any) -> None:
+        m.fill_next_token_bitmask(buf, 0)
+
+    def accept(self, m: Any, tid: int) -> bool:
+        return m.accept_token(tid)
+
+    def reset(self, m: Any) -> None:
+        m.reset()
 
     def first_mask(self, pattern: str, buf: Any) -> tuple[int, Any, Any]:
         """(ns from regex text to the first mask filled, grammar, matcher)."""
@@ -202,14 +209,6 @@ class ConstrainEngine(Engine):
     def matcher(self, g):
         return self._Matcher(g)
 
-    def fill(self, m, buf):
-        m.fill_next_token_bitmask(buf, 0)
-
-    def accept(self, m, tid):
-        return m.accept_token(tid)
-
-    def reset(self, m):
-        m.reset()
 
 
 class XGrammarEngine(Engine):
@@ -231,14 +230,6 @@ class XGrammarEngine(Engine):
     def matcher(self, g):
         return self.xgr.GrammarMatcher(g)
 
-    def fill(self, m, buf):
-        m.fill_next_token_bitmask(buf, 0)
-
-    def accept(self, m, tid):
-        return m.accept_token(tid)
-
-    def reset(self, m):
-        m.reset()
 
 
 class LLGuidanceEngine(Engine):

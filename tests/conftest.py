@@ -119,24 +119,13 @@ class RegexOracle:
         is viable iff some code point starting with those bytes can be read."""
         if state is None:
             return False
-        cut = len(data)
-        # Find an incomplete trailing UTF-8 sequence.
-        for k in range(1, min(4, len(data)) + 1):
-            b = data[-k]
-            if b & 0xC0 == 0x80:
-                continue
-            need = 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4 if b >> 3 == 30 else 1
-            if need > k:
-                cut = len(data) - k
-            break
+        cut = _complete_prefix_length(data)
         try:
-            text = data[:cut].decode("utf-8")
+            state, _ = self.advance(state, b"", data[:cut])
         except UnicodeDecodeError:
             return False
-        for ch in text:
-            state = self.step_char(state, ch)
-            if state is None:
-                return False
+        if state is None:
+            return False
         tail = data[cut:]
         if not tail:
             return True
@@ -161,20 +150,23 @@ class RegexOracle:
         """(state, pending) after `data`: complete characters are read, an incomplete UTF-8
         tail is carried as `pending`. Returns (None, b"") if the text dies."""
         data = pending + data
-        cut = len(data)
-        for k in range(1, min(4, len(data)) + 1):
-            b = data[-k]
-            if b & 0xC0 == 0x80:
-                continue
-            need = 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4 if b >> 3 == 30 else 1
-            if need > k:
-                cut = len(data) - k
-            break
+        cut = _complete_prefix_length(data)
         for ch in data[:cut].decode("utf-8"):
             state = self.step_char(state, ch)
             if state is None:
                 return None, b""
         return state, data[cut:]
+
+
+def _complete_prefix_length(data: bytes) -> int:
+    """Length of `data` without a trailing incomplete UTF-8 sequence."""
+    for k in range(1, min(4, len(data)) + 1):
+        b = data[-k]
+        if b & 0xC0 == 0x80:
+            continue
+        need = 2 if b >> 5 == 6 else 3 if b >> 4 == 14 else 4 if b >> 3 == 30 else 1
+        return len(data) - k if need > k else len(data)
+    return len(data)
 
 
 def _count_scalars(lo: int, hi: int) -> int:

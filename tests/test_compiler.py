@@ -55,3 +55,27 @@ def test_bad_inputs(llama3):
         c.compile_regex(b"[0-9]")  # type: ignore[arg-type]
     with pytest.raises(RegexSyntaxError, match="position 3"):
         c.compile_regex("abc(")
+
+
+def test_compiled_grammar_is_shareable_between_threads(llama3):
+    """Matchers of one grammar in several threads fill rows concurrently; all agree."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    g = Compiler(llama3).compile_regex(r"[a-z]{1,8}( [a-z]{1,8}){0,3}")
+    word = llama3.token_id("hello")
+    space_word = llama3.token_id(" world")
+
+    def run(_):
+        m = Matcher(g)
+        rows = [m.allowed_token_ids()]
+        for tid in (word, space_word, space_word):
+            assert m.accept_token(tid)
+            rows.append(m.allowed_token_ids())
+        return rows
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, range(8)))
+    for rows in results[1:]:
+        assert all(np.array_equal(a, b) for a, b in zip(rows, results[0]))
