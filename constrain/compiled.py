@@ -1,28 +1,40 @@
 """CompiledGrammar: what a compile produces and every Matcher of it shares.
 
-Immutable from the outside and safe to share between threads. It owns the automaton and its
-token index; the EOS and special-token rules live here once, not in each front end:
-special tokens are never text, EOS ids are allowed exactly where the grammar may end.
+Immutable from the outside and safe to share between threads. It wraps a *token automaton*
+(a DFA for regular grammars; a pushdown automaton for context-free ones later) and holds the
+rules every grammar kind shares, once: special tokens are never text, EOS ids are allowed exactly
+where the grammar may end, and after an EOS the matcher is terminated.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Hashable, Mapping, Optional, Protocol
 
 import numpy as np
 
-from .automata.dfa import DEAD, DFA
-from .index.token_index import DFATokenIndex
-from .index.vocab_index import VocabIndex
 from .vocab import Vocabulary
 
 TERMINATED = -2  # the matcher state after an EOS token was accepted
 
 
+class TokenAutomaton(Protocol):
+    """What a CompiledGrammar needs of its automaton. States are immutable and hashable, so a
+    Matcher's history of states gives rollback and fork for free."""
+
+    def initial_state(self) -> Hashable: ...
+    def advance(self, state: Any, data: bytes) -> Optional[Hashable]: ...
+    def mask_row(self, state: Any) -> np.ndarray: ...  # int32 words; EOS bits where accepting
+    def eos_row(self) -> np.ndarray: ...
+    def row_cache(self) -> dict[Any, np.ndarray]: ...
+    def is_accepting(self, state: Any) -> bool: ...
+    def forced_bytes(self, state: Any) -> bytes: ...
+    def stats(self) -> dict[str, int]: ...
+
+
 class CompiledGrammar:
     """A grammar compiled against one vocabulary. Create with `Compiler`; use through `Matcher`."""
 
-    __slots__ = ("kind", "source", "options", "vocab", "dfa", "_index", "_token_bytes", "_special", "_eos")
+    __slots__ = ("kind", "source", "options", "vocab", "automaton", "_token_bytes", "_special", "_eos")
 
     def __init__(
         self,
@@ -30,68 +42,60 @@ class CompiledGrammar:
         source: str,
         options: Mapping[str, Any],
         vocab: Vocabulary,
-        dfa: DFA,
-        index: VocabIndex,
+        automaton: TokenAutomaton,
     ) -> None:
         self.kind = kind
         self.source = source
         self.options = dict(options)
         self.vocab = vocab
-        self.dfa = dfa
-        self._index = DFATokenIndex(dfa, index)
+        self.automaton = automaton
         self._token_bytes = vocab.token_bytes
         self._special = vocab.special_ids
         self._eos = vocab.eos_token_ids
 
     def __repr__(self) -> str:
         src = self.source if len(self.source) <= 60 else self.source[:57] + "..."
-        return f"CompiledGrammar({self.kind}, {src!r}, states={self.dfa.n_states}, vocab={self.vocab.name})"
+        return f"CompiledGrammar({self.kind}, {src!r}, vocab={self.vocab.name})"
 
-    # -- the automaton interface the Matcher walks ------------------------------------------
-    def initial_state(self) -> int:
-        return 0
+    @property
+    def dfa(self) -> Any:
+        """The DFA of a regular grammar (for inspection and tests)."""
+        return self.automaton.dfa  # type: ignore[attr-defined]
 
-    def next_state(self, state: int, token_id: int) -> Optional[int]:
+    # -- the interface the Matcher walks ------------------------------------------------------
+    def initial_state(self) -> Any:
+        return self.automaton.initial_state()
+
+    def next_state(self, state: Any, token_id: int) -> Optional[Any]:
         """State after `token_id`, or None if the grammar rejects it there. Ids must be in range."""
         if state == TERMINATED:
             return None
         if token_id in self._eos:
-            return TERMINATED if self.dfa.accepting[state] else None
+            return TERMINATED if self.automaton.is_accepting(state) else None
         if token_id >= len(self._token_bytes) or token_id in self._special:
             return None
         data = self._token_bytes[token_id]
         if not data:
             return None
-        nxt = self.dfa.walk(state, data)
-        return None if nxt == DEAD else nxt
+        return self.automaton.advance(state, data)
 
-    def mask_row(self, state: int) -> np.ndarray:
+    def mask_row(self, state: Any) -> np.ndarray:
         if state == TERMINATED:
-            return self._index.eos_row()
-        return self._index.row(state)
+            return self.automaton.eos_row()
+        return self.automaton.mask_row(state)
 
-    def row_cache(self) -> dict[int, np.ndarray]:
+    def row_cache(self) -> dict[Any, np.ndarray]:
         """The live state -> row dict (read-only use): lets the Matcher skip two calls per mask."""
-        return self._index.rows
+        return self.automaton.row_cache()
 
-    def is_accepting(self, state: int) -> bool:
-        return state == TERMINATED or bool(self.dfa.accepting[state])
+    def is_accepting(self, state: Any) -> bool:
+        return state == TERMINATED or self.automaton.is_accepting(state)
 
-    def forced_bytes(self, state: int) -> bytes:
+    def forced_bytes(self, state: Any) -> bytes:
         if state == TERMINATED:
             return b""
-        return self.dfa.forced_bytes(state)
-
-    # -- figures ------------------------------------------------------------------------------
-    @property
-    def n_states(self) -> int:
-        return self.dfa.n_states
+        return self.automaton.forced_bytes(state)
 
     def stats(self) -> dict[str, int]:
-        return {
-            "dfa_states": self.dfa.n_states,
-            "byte_classes": self.dfa.n_classes,
-            "rows_cached": self._index.rows_cached,
-            "row_memory_bytes": self._index.memory_bytes(),
-            "trie_nodes_visited": self._index.nodes_visited,
-        }
+        """Sizes and cache figures of the automaton (states, rows cached, row memory, ...)."""
+        return self.automaton.stats()

@@ -14,6 +14,7 @@ from .automata import regex_to_dfa
 from .automata.dfa import DFA
 from .cache import CacheInfo, DiskCache, MemoryCache, cache_key
 from .compiled import CompiledGrammar
+from .index.token_index import DFATokenAutomaton
 from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
 from .vocab import Vocabulary
@@ -70,7 +71,7 @@ class Compiler:
                 dfa = build()
                 if self._disk is not None:
                     self._disk.store(key, dfa)
-            return CompiledGrammar(kind, source, options, self.vocab, dfa, self.index)
+            return CompiledGrammar(kind, source, options, self.vocab, DFATokenAutomaton(dfa, self.index))
 
         return self._memory.get_or_compute(key, compute)
 

@@ -121,11 +121,13 @@ class RegexOracle:
             return False
         cut = _complete_prefix_length(data)
         try:
-            state, _ = self.advance(state, b"", data[:cut])
+            text = data[:cut].decode("utf-8")  # strict: a broken sequence inside is not viable
         except UnicodeDecodeError:
             return False
-        if state is None:
-            return False
+        for ch in text:
+            state = self.step_char(state, ch)
+            if state is None:
+                return False
         tail = data[cut:]
         if not tail:
             return True

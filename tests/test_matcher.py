@@ -204,3 +204,17 @@ def test_bad_token_ids_and_rollback(compiler, llama3):
 def test_matcher_needs_a_compiled_grammar():
     with pytest.raises(TypeError, match="CompiledGrammar"):
         Matcher("[0-9]+")  # type: ignore[arg-type]
+
+
+def test_accelerator_fill_path_matches_the_cpu_path(compiler, llama3):
+    """The copy path used for tensors on an accelerator, exercised on CPU (CI has no GPU)."""
+    from constrain.matcher import _fill_device_tensor
+
+    m = Matcher(compiler.compile_regex("[a-z]+"))
+    state = m._history[-1]
+    row = m.compiled.mask_row(state)
+    wide = torch.full((2, row.shape[0] + 3), -1, dtype=torch.int32)
+    _fill_device_tensor(wide, 1, row)
+    expected = allocate_token_bitmask(2, llama3.size + 96)
+    m.fill_next_token_bitmask(expected, index=1)
+    assert torch.equal(wide, expected)

@@ -1,4 +1,4 @@
-"""Allowed-token rows of one DFA over one vocabulary, computed on a state's first visit.
+"""A DFA as a token automaton: token steps, and allowed-token rows computed on first visit.
 
 A row is the packed bitmask (int32 words, token t = bit t%32 of word t//32) of the tokens whose
 bytes the DFA can read from that state without dying; EOS bits are added at accepting states.
@@ -13,11 +13,13 @@ import threading
 
 import numpy as np
 
-from ..automata.dfa import DFA
+from ..automata.dfa import DEAD, DFA
 from .vocab_index import VocabIndex
 
 
-class DFATokenIndex:
+class DFATokenAutomaton:
+    """The TokenAutomaton (see constrain/compiled.py) of a regular grammar: states are DFA states."""
+
     __slots__ = ("dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "nodes_visited")
 
     def __init__(self, dfa: DFA, index: VocabIndex) -> None:
@@ -36,7 +38,21 @@ class DFATokenIndex:
         row.setflags(write=False)
         return row
 
-    def row(self, state: int) -> np.ndarray:
+    def initial_state(self) -> int:
+        return 0
+
+    def advance(self, state: int, data: bytes) -> int | None:
+        """State after reading a token's bytes, or None where the grammar rejects them."""
+        nxt = self.dfa.walk(state, data)
+        return None if nxt == DEAD else nxt
+
+    def is_accepting(self, state: int) -> bool:
+        return bool(self.dfa.accepting[state])
+
+    def forced_bytes(self, state: int) -> bytes:
+        return self.dfa.forced_bytes(state)
+
+    def mask_row(self, state: int) -> np.ndarray:
         """The read-only int32 row of allowed tokens at DFA `state`."""
         row = self._rows.get(state)
         if row is None:
@@ -74,13 +90,14 @@ class DFATokenIndex:
             self._rows.setdefault(state, row)
             return self._rows[state]
 
-    @property
-    def rows(self) -> dict[int, np.ndarray]:
+    def row_cache(self) -> dict[int, np.ndarray]:
         return self._rows
 
-    @property
-    def rows_cached(self) -> int:
-        return len(self._rows)
-
-    def memory_bytes(self) -> int:
-        return sum(r.nbytes for r in self._rows.values()) + self._eos_row.nbytes
+    def stats(self) -> dict[str, int]:
+        return {
+            "dfa_states": self.dfa.n_states,
+            "byte_classes": self.dfa.n_classes,
+            "rows_cached": len(self._rows),
+            "row_memory_bytes": sum(r.nbytes for r in self._rows.values()) + self._eos_row.nbytes,
+            "trie_nodes_visited": self.nodes_visited,
+        }
