@@ -8,7 +8,6 @@ DFA, trie or walk shows up as a mismatch.
 from __future__ import annotations
 
 import importlib.util
-import json
 import zipfile
 from pathlib import Path
 from typing import Optional

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from constrain.automata import regex_to_dfa
 from constrain.cache import DISK_FORMAT, DiskCache, MemoryCache, cache_key
