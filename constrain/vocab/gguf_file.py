@@ -1,6 +1,6 @@
 """GGUF files (llama.cpp) -> exact token bytes, from the metadata only.
 
-`gguf.GGUFReader` memory-maps the file, so tensors are never read. The tokenizer
+The header is read by gguf_metadata.py (tensors are never read). The tokenizer
 model says how token strings map to bytes: "gpt2" is byte-level BPE, "llama" is
 SentencePiece-style ("▁" space, BYTE-typed "<0xNN>" tokens). Token types
 unknown/control/user-defined/unused are special ids.
@@ -9,14 +9,13 @@ unknown/control/user-defined/unused are special ids.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from constrain.errors import VocabularyError
 from constrain.vocab.byte_level import byte_level_bytes
+from constrain.vocab.gguf_metadata import read_gguf_metadata
 from constrain.vocab.loaded import LoadedVocab
 from constrain.vocab.metaspace import metaspace_bytes
 
-MAGIC = b"GGUF"
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 SUPPORTED_MODELS = ("gpt2", "llama")
 _EOS_KEYS = (
@@ -28,18 +27,10 @@ _EOS_KEYS = (
 
 def load_gguf(path: Path) -> LoadedVocab:
     """Token bytes, special ids, eos ids and logits width from a GGUF file's metadata."""
-    try:
-        from gguf import GGUFReader
-    except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise VocabularyError("reading GGUF files needs the `gguf` package") from exc
-    try:
-        fields = GGUFReader(path, "r").fields
-    except (ValueError, OSError, IndexError) as exc:
-        raise VocabularyError(f"{path}: unreadable GGUF file: {exc}") from exc
-
-    def value(key: str) -> Any:
-        field = fields.get(key)
-        return None if field is None else _contents(field)
+    fields = read_gguf_metadata(
+        path, lambda key: key.startswith("tokenizer.ggml.") or key.startswith("general.") or key.endswith(".vocab_size")
+    )
+    value = fields.get
 
     model = value("tokenizer.ggml.model")
     tokens = value("tokenizer.ggml.tokens")
@@ -78,17 +69,3 @@ def load_gguf(path: Path) -> LoadedVocab:
         logits_width=int(width) if width is not None else None,
     )
 
-
-def _contents(field: Any) -> Any:
-    """A metadata value as Python data (`ReaderField.contents` exists from gguf 0.11 on)."""
-    if hasattr(field, "contents"):
-        return field.contents()
-    from gguf import GGUFValueType
-
-    def one(index: int, kind: Any) -> Any:
-        part = field.parts[index]
-        return bytes(part).decode("utf-8") if kind == GGUFValueType.STRING else part.tolist()[0]
-
-    if field.types[0] == GGUFValueType.ARRAY:
-        return [one(index, field.types[-1]) for index in field.data]
-    return one(field.data[0], field.types[0])

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from constrain.errors import VocabularyError
-from constrain.vocab.gguf_file import MAGIC as GGUF_MAGIC
+from constrain.vocab.gguf_metadata import MAGIC as GGUF_MAGIC
 from constrain.vocab.gguf_file import load_gguf
 from constrain.vocab.hf_config import read_side_files
 from constrain.vocab.loaded import LoadedVocab
