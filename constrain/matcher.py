@@ -25,7 +25,7 @@ def _torch() -> Any:
 class Matcher:
     """Per-request grammar state: masks, accept, validate, rollback, fork, forced bytes."""
 
-    __slots__ = ("compiled", "_history", "_width", "_rows")
+    __slots__ = ("compiled", "_history", "_width", "_rows", "_view")
 
     def __init__(self, compiled: CompiledGrammar) -> None:
         if not isinstance(compiled, CompiledGrammar):
@@ -34,6 +34,7 @@ class Matcher:
         self._history: list[Any] = [compiled.initial_state()]
         self._width = compiled.vocab.logits_width
         self._rows = compiled.row_cache()  # shared dict state -> row; misses go through mask_row
+        self._view: Any = None  # see _row_view
 
     # -- masks --------------------------------------------------------------------------------
     def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None:
@@ -45,7 +46,7 @@ class Matcher:
         row = self._rows.get(state)
         if row is None:
             row = self.compiled.mask_row(state)
-        cached = _last_view
+        cached = self._view
         if (
             cached is not None
             and cached[0] is bitmask
@@ -55,7 +56,7 @@ class Matcher:
         ):
             target = cached[3][index]  # the common case: the engine's bitmask tensor, again
         else:
-            target = _row_view(bitmask, index, row)
+            target, self._view = _row_view(bitmask, index)
             if target is None:
                 _fill_device_tensor(bitmask, index, row)
                 return
@@ -151,6 +152,7 @@ class Matcher:
         other._history = list(self._history)
         other._width = self._width
         other._rows = self._rows
+        other._view = None
         return other
 
     def reset(self) -> None:
@@ -161,15 +163,16 @@ class Matcher:
         return f"Matcher({self.compiled!r}, accepted={self.num_accepted_tokens}, terminated={self.is_terminated()})"
 
 
-# The NumPy view of the last CPU tensor filled: `Tensor.numpy()` costs more than the 16 KB copy,
-# and engines fill the same bitmask tensor every step. The view is reused only while the tensor
-# object, its data pointer and its shape are unchanged (a resize reallocates the storage).
-_last_view: tuple[Any, int, Any, np.ndarray, int] | None = None
+# A Matcher keeps the NumPy view of the last CPU bitmask tensor it filled: `Tensor.numpy()` costs
+# more than the 16 KB copy, and engines fill the same tensor every step. The view is reused only
+# while the tensor object, its data pointer and its shape are unchanged (a resize reallocates).
+_View = tuple[Any, int, Any, np.ndarray, int]
 
 
-def _row_view(bitmask: Any, index: int, row: np.ndarray) -> np.ndarray | None:
-    """The 1-D int32 NumPy row to write into, or None for a tensor on an accelerator."""
-    global _last_view
+def _row_view(bitmask: Any, index: int) -> tuple[np.ndarray | None, _View | None]:
+    """(the 1-D int32 NumPy row to write into, a reusable view of a 2-D CPU tensor or None).
+    The row is None for a tensor on an accelerator."""
+    view: _View | None = None
     if isinstance(bitmask, np.ndarray):
         target = bitmask
     else:
@@ -178,17 +181,13 @@ def _row_view(bitmask: Any, index: int, row: np.ndarray) -> np.ndarray | None:
             raise TypeError(
                 f"bitmask must be a torch.Tensor or numpy.ndarray, got {type(bitmask).__name__}"
             )
-        cached = _last_view
-        if cached is not None and cached[0] is bitmask and cached[1] == bitmask.data_ptr() and cached[2] == bitmask.shape:
-            target = cached[3]
-        else:
-            if not bitmask.is_cpu:
-                return None
-            if bitmask.dtype != torch.int32:
-                raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
-            target = bitmask.numpy()
-            if target.ndim == 2:
-                _last_view = (bitmask, bitmask.data_ptr(), bitmask.shape, target, target.shape[0])
+        if not bitmask.is_cpu:
+            return None, None
+        if bitmask.dtype != torch.int32:
+            raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
+        target = bitmask.numpy()
+        if target.ndim == 2:
+            view = (bitmask, bitmask.data_ptr(), bitmask.shape, target, target.shape[0])
     if target.dtype != np.int32:
         raise TypeError(f"bitmask must be int32, got {target.dtype}")
     if target.ndim == 2:
@@ -197,7 +196,7 @@ def _row_view(bitmask: Any, index: int, row: np.ndarray) -> np.ndarray | None:
         target = target[index]
     elif target.ndim != 1:
         raise ValueError(f"bitmask must be 1-D or 2-D, got shape {tuple(target.shape)}")
-    return target
+    return target, view
 
 
 def _fill_device_tensor(bitmask: Any, index: int, row: np.ndarray) -> None:
