@@ -31,6 +31,8 @@ HF_DATA = {
     "jiutian": "jiutian-139moe-chat",
 }
 SMOL_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+ALL_KEYS = ["llama3", "qwen", "dsv3", "jiutian", "sp", "tekken", "smol"]  # what `real` loads
+BYTE_LEVEL_HF = ["llama3", "qwen", "dsv3"]  # tokenizer.json with a ByteLevel decoder
 
 
 def package_dir(name: str) -> Path:
@@ -105,6 +107,18 @@ def _generated_texts(count: int, seed: int = 1234) -> list[str]:
 @pytest.fixture(scope="session")
 def sample_texts() -> list[str]:
     return _hand_written_texts() + _generated_texts(300)
+
+
+@pytest.fixture(scope="session")
+def all_keys() -> list[str]:
+    """Every tokenizer key `real` can load (for tests that loop over all of them)."""
+    return list(ALL_KEYS)
+
+
+@pytest.fixture(params=BYTE_LEVEL_HF)
+def byte_level_key(request: pytest.FixtureRequest) -> str:
+    """One test per byte-level tokenizer.json key (ids read e.g. test_x[llama3])."""
+    return request.param
 
 
 class RealTokenizers:
