@@ -38,7 +38,7 @@ class Repeat:
     max: Optional[int]
 
 
-Node = Union[Chars, Concat, Alt, Repeat]
+Node = Union[Chars, Concat, Alt, Repeat, "Embedded"]
 
 EMPTY = Concat(())
 NOTHING = Chars(())
@@ -81,3 +81,11 @@ def repeat(item: Node, lo: int, hi: Optional[int]) -> Node:
     if lo == 1 and hi == 1:
         return item
     return Repeat(item, lo, hi)
+
+
+@dataclass(frozen=True, eq=False)
+class Embedded:
+    """A finished DFA used as a sub-expression (results of intersection, difference, ...).
+    Compared by identity: two Embedded nodes are equal only if they hold the same DFA."""
+
+    dfa: object  # constrain.automata.dfa.DFA (untyped here to keep ir free of imports)

@@ -87,7 +87,32 @@ class _Builder:
                 cur = self.frag(node.item, b)
             self.nfa.eps[cur].append(e)
             return e
+        if isinstance(node, ir.Embedded):
+            return self._embed(node.dfa, s)
         raise TypeError(f"not an IR node: {node!r}")
+
+    def _embed(self, dfa, s: int) -> int:
+        """Copy a DFA in: one NFA state per DFA state, one byte-range edge per class interval."""
+        e = self.new()
+        # A fresh state for the DFA's start: its loops must not run into the shared entry `s`.
+        states = [self.new() for _ in range(dfa.n_states)]
+        self.nfa.eps[s].append(states[0])
+        classes = dfa.byte_classes.tolist()
+        intervals: list[tuple[int, int, int]] = []  # (lo, hi, class)
+        for b, c in enumerate(classes):
+            if intervals and intervals[-1][2] == c and intervals[-1][1] == b - 1:
+                intervals[-1] = (intervals[-1][0], b, c)
+            else:
+                intervals.append((b, b, c))
+        table = dfa.table.tolist()
+        for q, row in enumerate(table):
+            for lo, hi, c in intervals:
+                t = row[c]
+                if t >= 0:
+                    self.nfa.edges[states[q]].append((lo, hi, states[t]))
+            if dfa.accepting[q]:
+                self.nfa.eps[states[q]].append(e)
+        return e
 
 
 def build_nfa(node: ir.Node, max_states: int) -> NFA:

@@ -1,0 +1,76 @@
+"""Exact digit automata for integer ranges: JSON integers between (optional) bounds, as IR.
+
+JSON Schema's `minimum`/`maximum` on integers are enforced by the grammar itself, digit by
+digit (no leading zeros; "-0" is 0), so no output ever leaves the range, and every integer in it
+can be produced. Bounds may be open on either side.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from . import ir
+
+_DIGIT = ir.Chars(((0x30, 0x39),))
+_NONZERO = ir.Chars(((0x31, 0x39),))
+
+
+def _digit_range(a: str, b: str) -> ir.Node:
+    return ir.Chars(((ord(a), ord(b)),))
+
+
+def _same_length(lo: str, hi: str) -> ir.Node:
+    """Digit strings of len(lo) == len(hi) between lo and hi inclusive (leading zeros allowed)."""
+    if not lo:
+        return ir.EMPTY
+    if lo[0] == hi[0]:
+        return ir.concat(ir.literal(lo[0]), _same_length(lo[1:], hi[1:]))
+    rest = len(lo) - 1
+    parts = [ir.concat(ir.literal(lo[0]), _same_length(lo[1:], "9" * rest))]
+    if ord(hi[0]) - ord(lo[0]) > 1:
+        parts.append(
+            ir.concat(_digit_range(chr(ord(lo[0]) + 1), chr(ord(hi[0]) - 1)), ir.repeat(_DIGIT, rest, rest))
+        )
+    parts.append(ir.concat(ir.literal(hi[0]), _same_length("0" * rest, hi[1:])))
+    return ir.alt(*parts)
+
+
+def _natural_range(lo: int, hi: Optional[int]) -> ir.Node:
+    """Canonical decimal strings (no leading zeros) of the integers lo..hi, lo >= 0."""
+    parts: list[ir.Node] = []
+    length = len(str(lo))
+    while True:
+        start = 0 if length == 1 else 10 ** (length - 1)
+        end = 10**length - 1
+        a = max(lo, start)
+        b = end if hi is None else min(hi, end)
+        if a <= b:
+            parts.append(_same_length(str(a), str(b)))
+        if hi is not None and end >= hi:
+            break
+        if hi is None and a <= start:
+            # From here on every length is complete: [1-9][0-9]{length-1,} (and "0" if length 1).
+            parts.pop()
+            parts.append(ir.concat(_NONZERO, ir.repeat(_DIGIT, max(length - 1, 0), None)))
+            if length == 1:
+                parts.append(ir.literal("0"))
+            break
+        length += 1
+    return ir.alt(*parts) if parts else ir.NOTHING
+
+
+def integer_range(lo: Optional[int], hi: Optional[int]) -> ir.Node:
+    """JSON integers x with lo <= x <= hi (None = unbounded). Empty range: ValueError."""
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"empty integer range [{lo}, {hi}]")
+    parts: list[ir.Node] = []
+    if hi is None or hi >= 0:
+        parts.append(_natural_range(max(lo, 0) if lo is not None else 0, hi))
+    if lo is None or lo < 0:
+        # Negative numbers: "-" followed by the magnitudes -hi..-lo (at least 1).
+        mag_lo = max(1, -hi) if hi is not None else 1
+        mag_hi = None if lo is None else -lo
+        parts.append(ir.concat(ir.literal("-"), _natural_range(mag_lo, mag_hi)))
+    if (lo is None or lo <= 0) and (hi is None or hi >= 0):
+        parts.append(ir.literal("-0"))
+    return ir.alt(*parts)

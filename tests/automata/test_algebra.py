@@ -1,0 +1,71 @@
+"""Intersection and difference agree with membership in both operands; Embedded IR composes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constrain import GrammarError
+from constrain.automata import compile_ir, ir, regex_to_dfa
+from constrain.automata.algebra import difference, intersect
+
+PAIRS = [
+    (r"[a-z]{0,8}", r"(ab|c)*"),
+    (r'"([^"\\]|\\.)*"', r'"(name|age|id)"'),
+    (r"[0-9]+", r"[0-9]*[05]"),
+    (r".{2,6}", r"[a-zé]*"),
+    (r"(x|y)*x(x|y){3}", r"(x|y)*y"),
+]
+text = st.text(st.sampled_from(list('abcxy059"\\né name')), max_size=10)
+
+
+def _in(dfa, s: str) -> bool:
+    q = dfa.walk(0, s.encode())
+    return q >= 0 and dfa.is_accepting(q)
+
+
+@pytest.mark.parametrize("pa,pb", PAIRS)
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_product_membership(pa, pb, data):
+    a, b = regex_to_dfa(pa), regex_to_dfa(pb)
+    ra, rb = re.compile(pa, re.ASCII), re.compile(pb, re.ASCII)
+    s = data.draw(st.one_of(text, st.from_regex(ra, fullmatch=True), st.from_regex(rb, fullmatch=True)))
+    in_a, in_b = bool(ra.fullmatch(s)), bool(rb.fullmatch(s))
+    try:
+        assert _in(intersect(a, b), s) == (in_a and in_b)
+    except GrammarError:  # empty intersection
+        assert not (in_a and in_b)
+    try:
+        assert _in(difference(a, b), s) == (in_a and not in_b)
+    except GrammarError:  # empty difference
+        assert not (in_a and not in_b)
+
+
+def test_keys_other_than_the_named_ones():
+    any_string = regex_to_dfa(r'"[a-z]{1,6}"')
+    named = regex_to_dfa(r'"(id|name)"')
+    other = difference(any_string, named)
+    assert not _in(other, '"id"') and not _in(other, '"name"')
+    assert _in(other, '"idx"') and _in(other, '"nam"') and _in(other, '"i"')
+
+
+def test_empty_results_are_errors():
+    with pytest.raises(GrammarError):
+        intersect(regex_to_dfa("a+"), regex_to_dfa("b+"))
+    with pytest.raises(GrammarError):
+        difference(regex_to_dfa("a"), regex_to_dfa("a|b"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.sampled_from("ab-"), max_size=12))
+def test_embedded_dfa_inside_larger_expressions(s):
+    """A DFA whose start state has loops, embedded under repetition and optional parts."""
+    inner = regex_to_dfa("(ab)*")
+    node = ir.concat(ir.repeat(ir.concat(ir.Embedded(inner), ir.literal("-")), 0, 3), ir.repeat(ir.Embedded(inner), 0, 1))
+    dfa = compile_ir(node)
+    expected = re.fullmatch(r"((ab)*-){0,3}((ab)*)?", s) is not None
+    assert _in(dfa, s) == expected
