@@ -55,3 +55,25 @@ class RollbackError(ConstrainError, ValueError):
 
 class CacheError(ConstrainError):
     """A cache file is unreadable, of another format version, or corrupt."""
+
+
+class SchemaError(GrammarError):
+    """A JSON Schema is malformed (bad JSON, wrong keyword value, unknown $ref, unsatisfiable).
+    `pointer` is the JSON pointer of the offending place."""
+
+    def __init__(self, message: str, pointer: str = "") -> None:
+        super().__init__(f"{message} (at {pointer or '#'})")
+        self.pointer = pointer or "#"
+
+
+class UnsupportedSchemaError(SchemaError):
+    """The schema uses a keyword (or a value of one) that cannot be enforced exactly; with
+    strict=False it is relaxed instead and listed in the compile's relaxations."""
+
+    def __init__(self, keyword: str, pointer: str, why: str = "") -> None:
+        detail = f": {why}" if why else ""
+        super().__init__(
+            f"keyword {keyword!r} is not supported here{detail}; compile with strict=False to relax it",
+            pointer,
+        )
+        self.keyword = keyword

@@ -38,7 +38,7 @@ class Repeat:
     max: Optional[int]
 
 
-Node = Union[Chars, Concat, Alt, Repeat, "Embedded"]
+Node = Union[Chars, Concat, Alt, Repeat, "Embedded", "Graph"]
 
 EMPTY = Concat(())
 NOTHING = Chars(())
@@ -89,3 +89,16 @@ class Embedded:
     Compared by identity: two Embedded nodes are equal only if they hold the same DFA."""
 
     dfa: object  # constrain.automata.dfa.DFA (untyped here to keep ir free of imports)
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A small automaton whose edges are sub-expressions: states 0..n_states-1, `start`, the
+    accepting `finals`, and `edges` (from, to, node). It expresses right-linear structure, such
+    as JSON object members in schema order with optional ones and commas, without the
+    exponential copies a tree of Concat/Alt would need."""
+
+    n_states: int
+    start: int
+    finals: tuple[int, ...]
+    edges: tuple[tuple[int, int, "Node"], ...]

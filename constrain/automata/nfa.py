@@ -89,7 +89,21 @@ class _Builder:
             return e
         if isinstance(node, ir.Embedded):
             return self._embed(node.dfa, s)
+        if isinstance(node, ir.Graph):
+            return self._graph(node, s)
         raise TypeError(f"not an IR node: {node!r}")
+
+    def _graph(self, g: ir.Graph, s: int) -> int:
+        """Graph states become fresh NFA states; each edge's node is built from its source
+        state and joined to its target by an epsilon edge."""
+        e = self.new()
+        states = [self.new() for _ in range(g.n_states)]
+        self.nfa.eps[s].append(states[g.start])
+        for u, v, node in g.edges:
+            self.nfa.eps[self.frag(node, states[u])].append(states[v])
+        for f in g.finals:
+            self.nfa.eps[states[f]].append(e)
+        return e
 
     def _embed(self, dfa, s: int) -> int:
         """Copy a DFA in: one NFA state per DFA state, one byte-range edge per class interval."""

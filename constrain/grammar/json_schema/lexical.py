@@ -1,0 +1,91 @@
+"""JSON's lexical pieces as IR: whitespace, strings (every valid spelling), numbers, literals.
+
+Strings are built over *decoded* characters and then encoded: each character becomes every
+JSON spelling of it (itself where RFC 8259 allows it unescaped, its short escape, `\\uXXXX`, a
+surrogate pair), so a key or pattern constrains what the string means, not how it is spelled,
+and lengths count characters as JSON Schema does.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional
+
+from ...automata import ir
+from ...automata.charset import Ranges, normalize
+from .hex_ranges import unicode_escapes
+
+UNESCAPED: Ranges = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF))
+SHORT_ESCAPES = {0x22: '\\"', 0x5C: "\\\\", 0x2F: "\\/", 0x08: "\\b", 0x0C: "\\f", 0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"}
+ANY_CHAR: Ranges = ((0, 0x10FFFF),)
+
+NUMBER = ir.concat(
+    ir.repeat(ir.literal("-"), 0, 1),
+    ir.alt(ir.literal("0"), ir.concat(ir.chars([(0x31, 0x39)]), ir.repeat(ir.chars([(0x30, 0x39)]), 0, None))),
+    ir.repeat(ir.concat(ir.literal("."), ir.repeat(ir.chars([(0x30, 0x39)]), 1, None)), 0, 1),
+    ir.repeat(
+        ir.concat(ir.chars([(0x45, 0x45), (0x65, 0x65)]), ir.repeat(ir.chars([(0x2B, 0x2B), (0x2D, 0x2D)]), 0, 1),
+                  ir.repeat(ir.chars([(0x30, 0x39)]), 1, None)),
+        0, 1,
+    ),
+)
+TRUE, FALSE, NULL = ir.literal("true"), ir.literal("false"), ir.literal("null")
+
+
+def _intersect(a: Ranges, b: Ranges) -> Ranges:
+    out = []
+    for lo, hi in a:
+        for lo2, hi2 in b:
+            s, e = max(lo, lo2), min(hi, hi2)
+            if s <= e:
+                out.append((s, e))
+    return normalize(out)
+
+
+@lru_cache(maxsize=4096)
+def encode_chars(ranges: Ranges) -> ir.Node:
+    """Every JSON spelling of one character from `ranges`."""
+    parts: list[ir.Node] = []
+    plain = _intersect(ranges, UNESCAPED)
+    if plain:
+        parts.append(ir.Chars(plain))
+    for cp, esc in SHORT_ESCAPES.items():
+        if any(lo <= cp <= hi for lo, hi in ranges):
+            parts.append(ir.literal(esc))
+    for lo, hi in ranges:
+        parts.append(unicode_escapes(lo, hi))
+    return ir.alt(*parts) if parts else ir.NOTHING
+
+
+def encode(node: ir.Node) -> ir.Node:
+    """Map an IR over decoded characters to the IR of their JSON string spellings."""
+    if isinstance(node, ir.Chars):
+        return encode_chars(node.ranges)
+    if isinstance(node, ir.Concat):
+        return ir.Concat(tuple(encode(n) for n in node.items))
+    if isinstance(node, ir.Alt):
+        return ir.Alt(tuple(encode(n) for n in node.items))
+    if isinstance(node, ir.Repeat):
+        return ir.Repeat(encode(node.item), node.min, node.max)
+    raise TypeError(f"cannot JSON-encode IR node {type(node).__name__}")
+
+
+def string_body(min_len: int = 0, max_len: Optional[int] = None) -> ir.Node:
+    """The inside of a JSON string of min_len..max_len characters (any characters)."""
+    return ir.repeat(encode_chars(ANY_CHAR), min_len, max_len)
+
+
+def quoted(body: ir.Node) -> ir.Node:
+    return ir.concat(ir.literal('"'), body, ir.literal('"'))
+
+
+def string_literal(text: str) -> ir.Node:
+    """Every spelling of the JSON string whose value is `text`."""
+    return quoted(ir.concat(*(encode_chars(((ord(c), ord(c)),)) for c in text)) if text else ir.EMPTY)
+
+
+def whitespace(mode: str, max_run: int = 16) -> ir.Node:
+    """Between tokens: nothing ("compact") or a bounded run of JSON whitespace ("flexible")."""
+    if mode == "compact":
+        return ir.EMPTY
+    return ir.repeat(ir.chars([(0x20, 0x20), (0x09, 0x0A), (0x0D, 0x0D)]), 0, max_run)
