@@ -6,7 +6,7 @@ __version__ = "0.1.0"
 
 from .cache import CacheInfo
 from .compiled import CompiledGrammar
-from .compiler import Compiler
+from .compiler import Compiler, cache_info, clear_cache
 from .errors import (
     ConstrainError,
     GrammarError,
@@ -40,4 +40,6 @@ __all__ = [
     "__version__",
     "allocate_token_bitmask",
     "apply_token_bitmask_inplace",
+    "cache_info",
+    "clear_cache",
 ]

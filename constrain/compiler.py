@@ -7,6 +7,7 @@ everything it returns is immutable and can be shared by any number of Matchers a
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any, Callable, Optional
 
 from . import __version__
@@ -18,6 +19,10 @@ from .index.token_index import DFATokenAutomaton
 from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
 from .vocab import Vocabulary
+
+# Every live Compiler, for the process-wide cache_info() / clear_cache(); weak, so a dropped
+# Compiler and its caches are freed as usual.
+_LIVE: "weakref.WeakSet[Compiler]" = weakref.WeakSet()
 
 
 class Compiler:
@@ -42,6 +47,7 @@ class Compiler:
         self._memory = MemoryCache(cache_size)
         self._disk = DiskCache(cache_dir, disk_cache_bytes) if cache_dir is not None else None
         self._index: Optional[VocabIndex] = None
+        _LIVE.add(self)
 
     @property
     def index(self) -> VocabIndex:
@@ -92,3 +98,23 @@ class Compiler:
         self._memory.clear()
         if disk and self._disk is not None:
             self._disk.clear()
+
+
+def cache_info() -> CacheInfo:
+    """Cache figures summed over every live Compiler in the process."""
+    infos = [c.cache_info() for c in list(_LIVE)]
+    return CacheInfo(
+        hits=sum(i.hits for i in infos),
+        misses=sum(i.misses for i in infos),
+        entries=sum(i.entries for i in infos),
+        max_entries=sum(i.max_entries for i in infos),
+        disk_hits=sum(i.disk_hits for i in infos),
+        disk_files=sum(i.disk_files for i in infos),
+        disk_bytes=sum(i.disk_bytes for i in infos),
+    )
+
+
+def clear_cache(disk: bool = False) -> None:
+    """Empty the in-memory caches of every live Compiler (and their disk caches with `disk=True`)."""
+    for compiler in list(_LIVE):
+        compiler.clear_cache(disk=disk)

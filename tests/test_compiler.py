@@ -79,3 +79,17 @@ def test_compiled_grammar_is_shareable_between_threads(llama3):
         results = list(pool.map(run, range(8)))
     for rows in results[1:]:
         assert all(np.array_equal(a, b) for a, b in zip(rows, results[0]))
+
+
+def test_process_wide_cache_info_and_clear(llama3):
+    import constrain
+
+    c1, c2 = Compiler(llama3), Compiler(llama3)
+    constrain.clear_cache()
+    c1.compile_regex("x+")
+    c2.compile_regex("y+")
+    c2.compile_regex("y+")
+    info = constrain.cache_info()
+    assert info.entries >= 2 and info.hits >= 1
+    constrain.clear_cache()
+    assert c1.cache_info().entries == 0 and c2.cache_info().entries == 0
