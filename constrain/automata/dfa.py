@@ -22,13 +22,23 @@ DEAD = -1
 class DFA:
     """An immutable minimal byte DFA; safe to share between threads."""
 
-    __slots__ = ("byte_classes", "table", "accepting", "_rows", "_forced", "_classes_list")
+    __slots__ = ("byte_classes", "call_classes", "table", "accepting", "_rows", "_forced", "_classes_list")
 
-    def __init__(self, byte_classes: np.ndarray, table: np.ndarray, accepting: np.ndarray) -> None:
+    def __init__(
+        self,
+        byte_classes: np.ndarray,
+        table: np.ndarray,
+        accepting: np.ndarray,
+        call_classes: Optional[np.ndarray] = None,
+    ) -> None:
+        """`call_classes[k]` is the column of a call of rule k (rule DFAs only; see rules.py)."""
         self.byte_classes = np.ascontiguousarray(byte_classes, dtype=np.int32)
         self.table = np.ascontiguousarray(table, dtype=np.int32)
         self.accepting = np.ascontiguousarray(accepting, dtype=np.bool_)
-        for arr in (self.byte_classes, self.table, self.accepting):
+        self.call_classes = np.ascontiguousarray(
+            call_classes if call_classes is not None else np.zeros(0), dtype=np.int32
+        )
+        for arr in (self.byte_classes, self.table, self.accepting, self.call_classes):
             arr.setflags(write=False)
         if self.byte_classes.shape != (256,) or self.table.ndim != 2:
             raise ValueError("malformed DFA arrays")
@@ -38,6 +48,8 @@ class DFA:
             raise ValueError("DFA table points outside its states")
         if self.byte_classes.min() < 0 or self.byte_classes.max() >= self.table.shape[1]:
             raise ValueError("DFA byte classes out of range")
+        if self.call_classes.size and (self.call_classes.min() < 0 or self.call_classes.max() >= self.table.shape[1]):
+            raise ValueError("DFA call classes out of range")
         self._rows: Optional[list[list[int]]] = None
         self._classes_list = self.byte_classes.tolist()
         self._forced: dict[int, bytes] = {}
@@ -96,15 +108,16 @@ class DFA:
         return result
 
 
-def _byte_classes(nfa: NFA) -> tuple[np.ndarray, list[int]]:
-    """Partition 0..255 into intervals no edge splits; returns (class per byte, class starts)."""
-    cuts = {0, 256}
+def _byte_classes(nfa: NFA, alphabet: int = 256) -> tuple[np.ndarray, list[int]]:
+    """Partition the alphabet (bytes, then call symbols) into intervals no edge splits; returns
+    (class per symbol, class starts). Bytes and calls never share a class."""
+    cuts = {0, 256, alphabet}
     for edges in nfa.edges:
         for lo, hi, _ in edges:
             cuts.add(lo)
             cuts.add(hi + 1)
     starts = sorted(cuts)[:-1]
-    classes = np.searchsorted(np.array(starts), np.arange(256), side="right") - 1
+    classes = np.searchsorted(np.array(starts), np.arange(alphabet), side="right") - 1
     return classes.astype(np.int32), starts
 
 
@@ -139,14 +152,14 @@ def _members(mask: int) -> list[int]:
     return out
 
 
-def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None) -> DFA:
+def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_calls: int = 0) -> DFA:
     """Subset construction over byte classes, then trimming and minimization.
 
     Subsets hold only the NFA states that matter (those with byte edges, and the final state),
     so epsilon-only states neither cost time nor split DFA states."""
     t0 = time.perf_counter()
     deadline = deadline if deadline is not None else t0 + limits.max_compile_seconds
-    classes, starts = _byte_classes(nfa)
+    classes, starts = _byte_classes(nfa, 256 + n_calls)
     n_cls = len(starts)
     class_of = classes.tolist()
     important = 1 << nfa.final
@@ -190,7 +203,7 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None) -> D
         k += 1
     table = np.array(rows, dtype=np.int32).reshape(len(rows), n_cls)
     accepting = np.array([bool(s & final_bit) for s in order], dtype=np.bool_)
-    return minimize(classes, table, accepting)
+    return minimize(classes, table, accepting, n_calls)
 
 
 def _live_states(table: np.ndarray, accepting: np.ndarray) -> list[bool]:
@@ -212,7 +225,7 @@ def _live_states(table: np.ndarray, accepting: np.ndarray) -> list[bool]:
     return live
 
 
-def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray) -> DFA:
+def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray, n_calls: int = 0) -> DFA:
     """Drop dead states, merge equivalent ones, renumber in BFS order from the start state."""
     live = _live_states(table, accepting)
     if not live[0]:
@@ -257,4 +270,5 @@ def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray) -> D
             j = col_ids[key] = len(keep)
             keep.append(c)
         col_of[c] = j
-    return DFA(col_of[classes], new_table[:, keep], new_acc)
+    merged = col_of[classes]
+    return DFA(merged[:256], new_table[:, keep], new_acc, merged[256:] if n_calls else None)

@@ -38,7 +38,7 @@ class Repeat:
     max: Optional[int]
 
 
-Node = Union[Chars, Concat, Alt, Repeat, "Embedded", "Graph"]
+Node = Union[Chars, Concat, Alt, Repeat, "Embedded", "Graph", "RuleRef"]
 
 EMPTY = Concat(())
 NOTHING = Chars(())
@@ -102,3 +102,10 @@ class Graph:
     start: int
     finals: tuple[int, ...]
     edges: tuple[tuple[int, int, "Node"], ...]
+
+
+@dataclass(frozen=True)
+class RuleRef:
+    """A call of another rule of the same grammar (matched through the stack, see rules.py)."""
+
+    name: str

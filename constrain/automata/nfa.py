@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import LimitExceededError
+from typing import Optional
+
+from ..errors import GrammarError, LimitExceededError
 from . import ir
 from .charset import utf8_sequences
 
@@ -27,10 +29,14 @@ class NFA:
         return len(self.eps)
 
 
+CALL_BASE = 256  # a call of rule k is the pseudo-byte CALL_BASE + k
+
+
 class _Builder:
-    def __init__(self, max_states: int) -> None:
+    def __init__(self, max_states: int, calls: Optional[dict[str, int]] = None) -> None:
         self.nfa = NFA()
         self.max_states = max_states
+        self.calls = calls or {}
         self._chars_memo: dict[tuple, list[tuple[tuple[int, int], ...]]] = {}
 
     def new(self) -> int:
@@ -87,6 +93,13 @@ class _Builder:
                 cur = self.frag(node.item, b)
             self.nfa.eps[cur].append(e)
             return e
+        if isinstance(node, ir.RuleRef):
+            k = self.calls.get(node.name)
+            if k is None:
+                raise GrammarError(f"reference to unknown rule {node.name!r}")
+            e = self.new()
+            self.nfa.edges[s].append((CALL_BASE + k, CALL_BASE + k, e))
+            return e
         if isinstance(node, ir.Embedded):
             return self._embed(node.dfa, s)
         if isinstance(node, ir.Graph):
@@ -129,8 +142,9 @@ class _Builder:
         return e
 
 
-def build_nfa(node: ir.Node, max_states: int) -> NFA:
-    b = _Builder(max_states)
+def build_nfa(node: ir.Node, max_states: int, calls: Optional[dict[str, int]] = None) -> NFA:
+    """Thompson NFA of `node`; `calls` numbers the rules a RuleRef may name."""
+    b = _Builder(max_states, calls)
     start = b.new()
     final = b.frag(node, start)
     b.nfa.start, b.nfa.final = start, final

@@ -1,0 +1,224 @@
+"""Grammars of rules: one byte DFA per rule, with call edges, run with a stack of frames.
+
+A rule's DFA reads bytes and *call symbols* (one per callee rule). A matcher position is a set
+of stacks (nondeterminism is rare in practice: JSON keeps one); a stack is a linked list of
+frames `(rule, state, parent)`, immutable and hashable, so histories, rollback and fork stay
+cheap. The top frame is the rule being read; a parent frame holds the state its rule returns to.
+
+Left recursion (a rule reaching itself without reading a byte) would push forever and is
+rejected at compile time; every rule must derive some string (checked too), which makes every
+live DFA state completable in any context: what the token index relies on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Optional
+
+import numpy as np
+
+from ..errors import GrammarError, LimitExceededError
+from ..limits import Limits
+from . import ir
+from .dfa import DFA, determinize
+from .nfa import build_nfa
+
+Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
+
+
+@dataclass(frozen=True, eq=False)
+class RuleSet:
+    """The compiled rules. `calls[r][q]` lists (callee, return state) of each call edge."""
+
+    names: tuple[str, ...]
+    dfas: tuple[DFA, ...]
+    calls: tuple[tuple[tuple[tuple[int, int], ...], ...], ...]
+    start: int
+    exits: tuple[np.ndarray, ...]  # per rule: bool per state, True if it can call or return
+
+    @property
+    def n_rules(self) -> int:
+        return len(self.names)
+
+
+def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
+    if start not in rules:
+        raise GrammarError(f"start rule {start!r} is not defined")
+    names = tuple(rules)
+    ids = {name: k for k, name in enumerate(names)}
+    deadline = time.perf_counter() + limits.max_compile_seconds
+    dfas = []
+    for name in names:
+        try:
+            nfa = build_nfa(rules[name], limits.max_nfa_states, ids)
+            dfas.append(determinize(nfa, limits, deadline, n_calls=len(names)))
+        except GrammarError as exc:
+            raise GrammarError(f"rule {name!r}: {exc}") from None
+    calls = []
+    for dfa in dfas:
+        per_state = []
+        rows = dfa.table.tolist()
+        cc = dfa.call_classes.tolist()
+        for q in range(dfa.n_states):
+            per_state.append(tuple((k, rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0))
+        calls.append(tuple(per_state))
+    exits = tuple(
+        np.array([bool(calls[r][q]) or bool(dfas[r].accepting[q]) for q in range(dfas[r].n_states)], dtype=np.bool_)
+        for r in range(len(names))
+    )
+    rs = RuleSet(names, tuple(dfas), tuple(calls), ids[start], exits)
+    _check_productive(rs)
+    _check_no_left_recursion(rs)
+    return rs
+
+
+def _check_productive(rs: RuleSet) -> None:
+    """Every rule must derive at least one string (else its calls are dead ends)."""
+    productive = [False] * rs.n_rules
+    changed = True
+    while changed:
+        changed = False
+        for r, dfa in enumerate(rs.dfas):
+            if productive[r]:
+                continue
+            # Reachability from the start over bytes and calls of productive rules.
+            seen, todo = {0}, [0]
+            while todo and not productive[r]:
+                q = todo.pop()
+                if dfa.accepting[q]:
+                    productive[r] = changed = True
+                    break
+                nxt = [t for t in dfa.table[q, np.unique(dfa.byte_classes)].tolist() if t >= 0]
+                nxt += [t for k, t in rs.calls[r][q] if productive[k]]
+                for t in nxt:
+                    if t not in seen:
+                        seen.add(t)
+                        todo.append(t)
+    dead = [rs.names[r] for r in range(rs.n_rules) if not productive[r]]
+    if dead:
+        raise GrammarError(f"rules that derive no string at all: {', '.join(dead)}")
+
+
+def _nullable(rs: RuleSet) -> list[bool]:
+    null = [False] * rs.n_rules
+    changed = True
+    while changed:
+        changed = False
+        for r in range(rs.n_rules):
+            if null[r]:
+                continue
+            seen, todo = {0}, [0]
+            while todo:
+                q = todo.pop()
+                if rs.dfas[r].accepting[q]:
+                    null[r] = changed = True
+                    break
+                for k, t in rs.calls[r][q]:
+                    if null[k] and t not in seen:
+                        seen.add(t)
+                        todo.append(t)
+    return null
+
+
+def _check_no_left_recursion(rs: RuleSet) -> None:
+    null = _nullable(rs)
+    # first[r]: rules r may call before reading any byte.
+    first: list[set[int]] = []
+    for r in range(rs.n_rules):
+        out: set[int] = set()
+        seen, todo = {0}, [0]
+        while todo:
+            q = todo.pop()
+            for k, t in rs.calls[r][q]:
+                out.add(k)
+                if null[k] and t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        first.append(out)
+    for r in range(rs.n_rules):
+        seen, todo = set(), list(first[r])
+        while todo:
+            k = todo.pop()
+            if k == r:
+                raise GrammarError(
+                    f"rule {rs.names[r]!r} is left-recursive (it can reach itself before reading "
+                    "a byte); rewrite it as iteration, e.g. `a: b (\"+\" b)*`"
+                )
+            if k not in seen:
+                seen.add(k)
+                todo.extend(first[k])
+
+
+class StackSemantics:
+    """Byte steps over sets of stacks, with memoized closures. Shared and thread-safe (the memo
+    is a dict whose entries are immutable; concurrent fills only repeat work)."""
+
+    def __init__(self, rules: RuleSet, max_depth: int = 10_000) -> None:
+        self.rules = rules
+        self.max_depth = max_depth
+        self._closure: dict[Stack, tuple[frozenset, bool]] = {}
+        self.rows = [d.table.tolist() for d in rules.dfas]  # per rule: table as lists
+        self.classes = [d.byte_classes.tolist() for d in rules.dfas]  # per rule: byte -> class
+
+    def initial(self) -> frozenset:
+        return frozenset({(self.rules.start, 0, None, 1)})
+
+    def closure(self, stack: tuple) -> tuple[frozenset, bool]:
+        """(stacks reachable without reading a byte by calls and returns, whether one of the
+        returns empties the stack: the text so far is complete)."""
+        hit = self._closure.get(stack)
+        if hit is not None:
+            return hit
+        out: set[tuple] = set()
+        complete = False
+        todo = [stack]
+        rs = self.rules
+        while todo:
+            s = todo.pop()
+            if s in out:
+                continue
+            out.add(s)
+            r, q, parent, depth = s
+            if rs.calls[r][q] and depth >= self.max_depth:
+                raise LimitExceededError(
+                    "grammar stack depth", self.max_depth, "StackSemantics(max_depth=...) / Limits"
+                )
+            for k, t in rs.calls[r][q]:
+                todo.append((k, 0, (r, t, parent, depth), depth + 1))
+            if rs.dfas[r].accepting[q]:
+                if parent is None:
+                    complete = True
+                else:
+                    todo.append(parent)
+        result = (frozenset(out), complete)
+        self._closure[stack] = result
+        return result
+
+    def step(self, stacks: Iterable[tuple], byte: int) -> frozenset:
+        nxt = set()
+        for s in stacks:
+            for r, q, parent, depth in self.closure(s)[0]:
+                t = self.rows[r][q][self.classes[r][byte]]
+                if t >= 0:
+                    nxt.add((r, t, parent, depth))
+        return frozenset(nxt)
+
+    def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:
+        for b in data:
+            stacks = self.step(stacks, b)
+            if not stacks:
+                return None
+        return stacks
+
+    def is_complete(self, stacks: frozenset) -> bool:
+        return any(self.closure(s)[1] for s in stacks)
+
+    def next_bytes(self, stacks: frozenset) -> set[int]:
+        """Bytes that can come next (for forced bytes)."""
+        out: set[int] = set()
+        for s in stacks:
+            for r, q, _, _ in self.closure(s)[0]:
+                row, classes = self.rows[r][q], self.classes[r]
+                out.update(b for b in range(256) if row[classes[b]] >= 0)
+        return out

@@ -1,0 +1,158 @@
+"""Grammars of rules: masks through the stack equal the byte-step oracle on every token, and the
+JSON grammar accepts exactly JSON (checked against json.loads)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from constrain import CompiledGrammar, Compiler, GrammarError, Matcher
+from constrain.automata import ir
+from constrain.automata.rules import compile_rules
+from constrain.grammar.json_schema.any_value import json_value_rules
+from constrain.index.stack_index import StackTokenAutomaton
+
+
+def _grammar(vocab, rules, start):
+    automaton = StackTokenAutomaton(compile_rules(rules, start), Compiler(vocab).index)
+    return CompiledGrammar("rules", start, {}, vocab, automaton)
+
+
+@pytest.fixture(scope="module")
+def json_grammar(llama3):
+    return _grammar(llama3, json_value_rules(), "json_value")
+
+
+def _oracle_mask(grammar, state, vocab) -> np.ndarray:
+    """A token is allowed iff its bytes can be read byte by byte (the stack semantics alone)."""
+    allowed = np.zeros(vocab.size, dtype=bool)
+    sem = grammar.automaton.semantics
+    for tid, data in enumerate(vocab.token_bytes):
+        if data and tid not in vocab.special_ids and sem.advance(state, data) is not None:
+            allowed[tid] = True
+    if sem.is_complete(state):
+        allowed[list(vocab.eos_token_ids)] = True
+    return allowed
+
+
+def _ours(matcher, vocab) -> np.ndarray:
+    bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    matcher.fill_next_token_bitmask(bm)
+    return np.unpackbits(bm.view(np.uint8), bitorder="little")[: vocab.size].astype(bool)
+
+
+JSON_PREFIXES = ['{"a": [1, {"b": null}], "c": "x\\u00e9"}', '[[[["deep"]]], -0.5e3, true]', '"plain"']
+
+
+@pytest.mark.parametrize("text", JSON_PREFIXES)
+def test_masks_equal_the_oracle_along_real_text(text, json_grammar, llama3, tokenizer_files):
+    from tokenizers import Tokenizer
+
+    doc = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    tok = Tokenizer.from_file(str(tokenizer_files["llama3"] / "tokenizer.json"))
+    ids = tok.encode(doc, add_special_tokens=False).ids
+    m = Matcher(json_grammar)
+    for step, tid in enumerate(ids[:12]):
+        state = m._history[-1]
+        ours, theirs = _ours(m, llama3), _oracle_mask(json_grammar, state, llama3)
+        diff = np.nonzero(ours != theirs)[0]
+        assert diff.size == 0, f"step {step}: " + ", ".join(
+            f"{t}={llama3.token_bytes[t]!r} ours={ours[t]}" for t in diff[:6]
+        )
+        assert m.accept_token(tid)
+    rest = ids[12:]
+    assert m.accept_tokens(rest) == len(rest)
+    assert m.is_accepting()
+
+
+def test_masks_equal_the_oracle_along_random_walks(json_grammar, llama3):
+    rng = random.Random(5)
+    for _ in range(2):
+        m = Matcher(json_grammar)
+        for step in range(8):
+            state = m._history[-1]
+            ours = _ours(m, llama3)
+            theirs = _oracle_mask(json_grammar, state, llama3)
+            assert np.array_equal(ours, theirs), f"step {step}"
+            choices = [t for t in np.nonzero(ours)[0] if t not in llama3.eos_token_ids]
+            if not choices:
+                break
+            assert m.accept_token(int(rng.choice(choices)))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=json_values, ascii_only=st.booleans())
+def test_json_documents_are_accepted_and_truncations_are_not_complete(value, ascii_only, json_grammar):
+    doc = json.dumps(value, separators=(",", ":"), ensure_ascii=ascii_only).encode()
+    sem = json_grammar.automaton.semantics
+    state = sem.advance(sem.initial(), doc)
+    assert state is not None and sem.is_complete(state)
+    for k in range(len(doc)):
+        prefix_state = sem.advance(sem.initial(), doc[:k])
+        assert prefix_state is not None  # every prefix stays viable
+        if sem.is_complete(prefix_state):
+            json.loads(doc[:k])  # complete only where the prefix is itself a JSON document
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.sampled_from('{}[]",:0123456789-.eEtruefalsn \\'), max_size=14))
+def test_complete_means_json(text, json_grammar):
+    sem = json_grammar.automaton.semantics
+    state = sem.advance(sem.initial(), text.encode())
+    try:
+        json.loads(text)
+        valid = not _space_outside_strings(text)  # compact: no whitespace between tokens
+    except ValueError:
+        valid = False
+    complete = state is not None and sem.is_complete(state)
+    assert complete == valid, text
+
+
+def _space_outside_strings(text: str) -> bool:
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch.isspace():
+            return True
+    return False
+
+
+def test_forced_bytes_through_rules(llama3):
+    rules = {
+        "start": ir.concat(ir.literal('{"k":'), ir.RuleRef("v"), ir.literal("}")),
+        "v": ir.alt(ir.literal("true"), ir.literal("tree")),
+    }
+    g = _grammar(llama3, rules, "start")
+    m = Matcher(g)
+    assert m.forced_bytes() == b'{"k":tr'  # then "ue" or "ee"
+    assert m.accept_token(llama3.token_id('{"'))
+    assert m.forced_bytes() == b'k":tr'
+
+
+def test_left_recursion_and_dead_rules_are_rejected(llama3):
+    with pytest.raises(GrammarError, match="left-recursive"):
+        compile_rules({"e": ir.alt(ir.concat(ir.RuleRef("e"), ir.literal("+1")), ir.literal("1"))}, "e")
+    with pytest.raises(GrammarError, match="derive no string"):
+        compile_rules({"s": ir.concat(ir.literal("a"), ir.RuleRef("s"))}, "s")
+    with pytest.raises(GrammarError, match="unknown rule"):
+        compile_rules({"s": ir.RuleRef("nope")}, "s")
