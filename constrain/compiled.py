@@ -34,7 +34,10 @@ class TokenAutomaton(Protocol):
 class CompiledGrammar:
     """A grammar compiled against one vocabulary. Create with `Compiler`; use through `Matcher`."""
 
-    __slots__ = ("kind", "source", "options", "vocab", "automaton", "_token_bytes", "_special", "_eos")
+    __slots__ = (
+        "kind", "source", "options", "vocab", "automaton", "relaxations", "annotations",
+        "_token_bytes", "_special", "_eos",
+    )
 
     def __init__(
         self,
@@ -43,12 +46,18 @@ class CompiledGrammar:
         options: Mapping[str, Any],
         vocab: Vocabulary,
         automaton: TokenAutomaton,
+        relaxations: tuple[str, ...] = (),
+        annotations: tuple[str, ...] = (),
     ) -> None:
+        """`relaxations`: what a non-strict compile enforced less than the source asks;
+        `annotations`: what the source says that is not a constraint we enforce (e.g. formats)."""
         self.kind = kind
         self.source = source
         self.options = dict(options)
         self.vocab = vocab
         self.automaton = automaton
+        self.relaxations = tuple(relaxations)
+        self.annotations = tuple(annotations)
         self._token_bytes = vocab.token_bytes
         self._special = vocab.special_ids
         self._eos = vocab.eos_token_ids
@@ -95,6 +104,13 @@ class CompiledGrammar:
         if state == TERMINATED:
             return b""
         return self.automaton.forced_bytes(state)
+
+    def accepts(self, text: "str | bytes") -> bool:
+        """True if `text` (its UTF-8 bytes) is a complete sentence of the grammar; no tokenizer
+        involved. For checking documents, not for decoding."""
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        state = self.automaton.advance(self.automaton.initial_state(), data)
+        return state is not None and self.automaton.is_accepting(state)
 
     def stats(self) -> dict[str, int]:
         """Sizes and cache figures of the automaton (states, rows cached, row memory, ...)."""

@@ -6,6 +6,7 @@ everything it returns is immutable and can be shared by any number of Matchers a
 
 from __future__ import annotations
 
+import json
 import os
 import weakref
 from typing import Any, Callable, Optional
@@ -61,6 +62,41 @@ class Compiler:
         if not isinstance(pattern, str):
             raise TypeError(f"compile_regex needs a str pattern, got {type(pattern).__name__}")
         return self._compile("regex", pattern, {}, lambda: regex_to_dfa(pattern, self.limits))
+
+    def compile_json_schema(
+        self,
+        schema: Any,
+        *,
+        whitespace: str = "compact",
+        property_order: str = "schema",
+        additional_properties: str = "schema",
+        strict: bool = True,
+    ) -> CompiledGrammar:
+        """A grammar of the JSON documents valid under `schema` (a dict, JSON text, or a Python
+        type such as a Pydantic model). Unsupported keywords raise UnsupportedSchemaError with
+        their JSON pointer; with strict=False they are relaxed and listed in `.relaxations`."""
+        from .automata.rules import compile_rules
+        from .grammar.json_schema.options import JsonSchemaOptions
+        from .grammar.json_schema.sources import schema_to_dict
+        from .grammar.json_schema.translate import Translator
+        from .index.stack_index import StackTokenAutomaton
+
+        options = JsonSchemaOptions(whitespace, property_order, additional_properties, strict)
+        as_dict = schema_to_dict(schema)
+        source = json.dumps(as_dict, sort_keys=True, separators=(",", ":"))
+        key = cache_key("json_schema", source, options.key(), self.vocab.fingerprint, __version__,
+                        [self.limits.max_nfa_states, self.limits.max_dfa_states])
+
+        def compute() -> CompiledGrammar:
+            translator = Translator(as_dict, options)
+            rules, start = translator.translate()
+            automaton = StackTokenAutomaton(compile_rules(rules, start, self.limits), self.index)
+            return CompiledGrammar(
+                "json_schema", source, options.key(), self.vocab, automaton,
+                tuple(translator.relaxations), tuple(translator.annotations),
+            )
+
+        return self._memory.get_or_compute(key, compute)
 
     def _compile(
         self, kind: str, source: str, options: dict[str, Any], build: Callable[[], DFA]

@@ -35,7 +35,7 @@ def _same_length(lo: str, hi: str) -> ir.Node:
     return ir.alt(*parts)
 
 
-def _natural_range(lo: int, hi: Optional[int]) -> ir.Node:
+def natural_range(lo: int, hi: Optional[int]) -> ir.Node:
     """Canonical decimal strings (no leading zeros) of the integers lo..hi, lo >= 0."""
     parts: list[ir.Node] = []
     length = len(str(lo))
@@ -65,12 +65,12 @@ def integer_range(lo: Optional[int], hi: Optional[int]) -> ir.Node:
         raise ValueError(f"empty integer range [{lo}, {hi}]")
     parts: list[ir.Node] = []
     if hi is None or hi >= 0:
-        parts.append(_natural_range(max(lo, 0) if lo is not None else 0, hi))
+        parts.append(natural_range(max(lo, 0) if lo is not None else 0, hi))
     if lo is None or lo < 0:
         # Negative numbers: "-" followed by the magnitudes -hi..-lo (at least 1).
         mag_lo = max(1, -hi) if hi is not None else 1
         mag_hi = None if lo is None else -lo
-        parts.append(ir.concat(ir.literal("-"), _natural_range(mag_lo, mag_hi)))
+        parts.append(ir.concat(ir.literal("-"), natural_range(mag_lo, mag_hi)))
     if (lo is None or lo <= 0) and (hi is None or hi >= 0):
         parts.append(ir.literal("-0"))
     return ir.alt(*parts)

@@ -43,45 +43,53 @@ def _intersect(a: Ranges, b: Ranges) -> Ranges:
 
 
 @lru_cache(maxsize=4096)
-def encode_chars(ranges: Ranges) -> ir.Node:
-    """Every JSON spelling of one character from `ranges`."""
+def encode_chars(ranges: Ranges, canonical: bool = False) -> ir.Node:
+    """The JSON spellings of one character from `ranges`: every spelling, or with `canonical`
+    only the one `json.dumps(..., ensure_ascii=False)` writes (raw where allowed, else the short
+    escape, else `\\u00xx`). Canonical is narrower, never wider, and keeps automata small
+    where a pattern or length multiplies the spellings."""
     parts: list[ir.Node] = []
     plain = _intersect(ranges, UNESCAPED)
     if plain:
         parts.append(ir.Chars(plain))
     for cp, esc in SHORT_ESCAPES.items():
-        if any(lo <= cp <= hi for lo, hi in ranges):
+        if any(lo <= cp <= hi for lo, hi in ranges) and not (canonical and cp == 0x2F):
             parts.append(ir.literal(esc))
-    for lo, hi in ranges:
-        parts.append(unicode_escapes(lo, hi))
+    if canonical:
+        for cp in range(0x20):
+            if cp not in SHORT_ESCAPES and any(lo <= cp <= hi for lo, hi in ranges):
+                parts.append(ir.literal(f"\\u{cp:04x}"))
+    else:
+        for lo, hi in ranges:
+            parts.append(unicode_escapes(lo, hi))
     return ir.alt(*parts) if parts else ir.NOTHING
 
 
-def encode(node: ir.Node) -> ir.Node:
+def encode(node: ir.Node, canonical: bool = False) -> ir.Node:
     """Map an IR over decoded characters to the IR of their JSON string spellings."""
     if isinstance(node, ir.Chars):
-        return encode_chars(node.ranges)
+        return encode_chars(node.ranges, canonical)
     if isinstance(node, ir.Concat):
-        return ir.Concat(tuple(encode(n) for n in node.items))
+        return ir.Concat(tuple(encode(n, canonical) for n in node.items))
     if isinstance(node, ir.Alt):
-        return ir.Alt(tuple(encode(n) for n in node.items))
+        return ir.Alt(tuple(encode(n, canonical) for n in node.items))
     if isinstance(node, ir.Repeat):
-        return ir.Repeat(encode(node.item), node.min, node.max)
+        return ir.Repeat(encode(node.item, canonical), node.min, node.max)
     raise TypeError(f"cannot JSON-encode IR node {type(node).__name__}")
 
 
-def string_body(min_len: int = 0, max_len: Optional[int] = None) -> ir.Node:
+def string_body(min_len: int = 0, max_len: Optional[int] = None, canonical: bool = False) -> ir.Node:
     """The inside of a JSON string of min_len..max_len characters (any characters)."""
-    return ir.repeat(encode_chars(ANY_CHAR), min_len, max_len)
+    return ir.repeat(encode_chars(ANY_CHAR, canonical), min_len, max_len)
 
 
 def quoted(body: ir.Node) -> ir.Node:
     return ir.concat(ir.literal('"'), body, ir.literal('"'))
 
 
-def string_literal(text: str) -> ir.Node:
-    """Every spelling of the JSON string whose value is `text`."""
-    return quoted(ir.concat(*(encode_chars(((ord(c), ord(c)),)) for c in text)) if text else ir.EMPTY)
+def string_literal(text: str, canonical: bool = False) -> ir.Node:
+    """The spellings (all, or the canonical one) of the JSON string whose value is `text`."""
+    return quoted(ir.concat(*(encode_chars(((ord(c), ord(c)),), canonical) for c in text)) if text else ir.EMPTY)
 
 
 def whitespace(mode: str, max_run: int = 16) -> ir.Node:

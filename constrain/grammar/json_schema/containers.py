@@ -1,0 +1,115 @@
+"""Objects and arrays as IR: members in schema order (or any order), items with counts.
+
+Object members form a small Graph (position in the property list, and whether a comma is due),
+so optional properties cost no copies; property values are rule calls, so nesting goes
+through the stack. Keys match by meaning: every JSON spelling of a key is that key, and the
+"other keys" automaton is the difference of all strings and the named keys.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Optional, Sequence
+
+from ...automata import compile_ir, ir
+from ...automata.algebra import difference
+from .lexical import quoted, string_body, string_literal
+
+
+@lru_cache(maxsize=1)
+def _any_string_dfa():
+    return compile_ir(quoted(string_body()))
+
+
+def other_keys(named: Sequence[str]) -> ir.Node:
+    """Any JSON string whose value is none of `named`."""
+    if not named:
+        return ir.Embedded(_any_string_dfa())
+    return ir.Embedded(difference(_any_string_dfa(), compile_ir(ir.alt(*(string_literal(k) for k in named)))))
+
+
+def extra_member(named: Sequence[str], value: ir.Node, ws: ir.Node) -> ir.Node:
+    """`"key": value` for any key other than the named ones (made a rule of its own by the
+    caller, so the object's automaton calls it instead of copying it between members)."""
+    return ir.concat(other_keys(named), ws, ir.literal(":"), ws, value)
+
+
+def object_in_order(
+    members: Sequence[tuple[str, ir.Node, bool]], extra_member: Optional[ir.Node], ws: ir.Node
+) -> ir.Node:
+    """`{...}` with `members` (key, value, required) in this order, each at most once;
+    `extra_member` (None if other keys are forbidden) may appear anywhere between them."""
+    comma = ir.concat(ws, ir.literal(","), ws)
+    colon = ir.concat(ws, ir.literal(":"), ws)
+    n = len(members)
+    edges = []
+    for i in range(n + 1):
+        for first in (0, 1):
+            src = 2 * i + first
+            sep = ir.EMPTY if first else comma
+            if extra_member is not None:
+                edges.append((src, 2 * i, ir.concat(sep, extra_member)))
+            if i < n:
+                key, value, required = members[i]
+                edges.append((src, 2 * (i + 1), ir.concat(sep, string_literal(key, canonical=True), colon, value)))
+                if not required:
+                    edges.append((src, 2 * (i + 1) + first, ir.EMPTY))
+    graph = ir.Graph(2 * (n + 1), 1, (2 * n, 2 * n + 1), tuple(edges))
+    return ir.concat(ir.literal("{"), ws, graph, ws, ir.literal("}"))
+
+
+def object_any_order(
+    members: Sequence[tuple[str, ir.Node, bool]], extra_member: Optional[ir.Node], ws: ir.Node
+) -> ir.Node:
+    """Like object_in_order, but the named members may come in any order: the Graph tracks
+    which are present (2^n positions, so callers bound n)."""
+    comma = ir.concat(ws, ir.literal(","), ws)
+    colon = ir.concat(ws, ir.literal(":"), ws)
+    n = len(members)
+    required = sum(1 << i for i, (_, _, req) in enumerate(members) if req)
+    edges = []
+    finals = []
+    for mask in range(1 << n):
+        for first in (0, 1):
+            src = 2 * mask + first
+            if first and mask:
+                continue  # "first" only before any member
+            sep = ir.EMPTY if first else comma
+            if extra_member is not None:
+                edges.append((src, 2 * mask, ir.concat(sep, extra_member)))
+            for i, (key, value, _) in enumerate(members):
+                if not mask & (1 << i):
+                    edges.append((src, 2 * (mask | 1 << i), ir.concat(sep, string_literal(key, canonical=True), colon, value)))
+            if mask & required == required:
+                finals.append(src)
+    graph = ir.Graph(2 << n, 1, tuple(finals), tuple(edges))
+    return ir.concat(ir.literal("{"), ws, graph, ws, ir.literal("}"))
+
+
+def array(prefix: Sequence[ir.Node], rest: Optional[ir.Node], min_items: int, max_items: Optional[int], ws: ir.Node) -> ir.Node:
+    """`[...]` whose item k is prefix[k] (then `rest`, None = no more items), with the count
+    between min_items and max_items."""
+    comma = ir.concat(ws, ir.literal(","), ws)
+    p = len(prefix)
+    if rest is None:
+        max_items = p if max_items is None else min(max_items, p)
+    if max_items is not None and max_items < min_items:
+        return ir.NOTHING
+
+    def tail(k: int) -> ir.Node:
+        """Items from position k on (k >= 1: each preceded by a comma)."""
+        if max_items is not None and k >= max_items:
+            return ir.EMPTY
+        if k >= p:
+            assert rest is not None
+            lo = max(0, min_items - k)
+            hi = None if max_items is None else max_items - k
+            if k == 0:
+                more = ir.repeat(ir.concat(comma, rest), max(0, lo - 1), None if hi is None else hi - 1)
+                body = ir.concat(rest, more)
+                return body if lo >= 1 else ir.repeat(body, 0, 1)
+            return ir.repeat(ir.concat(comma, rest), lo, hi)
+        item = ir.concat(comma if k else ir.EMPTY, prefix[k], tail(k + 1))
+        return item if k < min_items else ir.repeat(item, 0, 1)
+
+    return ir.concat(ir.literal("["), ws, tail(0), ws, ir.literal("]"))

@@ -1,0 +1,27 @@
+"""Options of a JSON Schema compile (part of the cache key)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class JsonSchemaOptions:
+    whitespace: str = "compact"  # "compact" or "flexible" (bounded runs between tokens)
+    property_order: str = "schema"  # "schema" or "any"
+    additional_properties: str = "schema"  # "schema" (as JSON Schema says) or "forbid"
+    strict: bool = True  # raise UnsupportedSchemaError rather than relax a keyword
+    max_any_order_properties: int = 10  # property_order="any" tracks subsets: 2^n states
+
+    def __post_init__(self) -> None:
+        for name, allowed in (
+            ("whitespace", ("compact", "flexible")),
+            ("property_order", ("schema", "any")),
+            ("additional_properties", ("schema", "forbid")),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
+
+    def key(self) -> dict:
+        return asdict(self)

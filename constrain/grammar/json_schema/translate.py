@@ -1,0 +1,469 @@
+"""JSON Schema → grammar rules (IR with rule calls), keyword by keyword, with JSON pointers.
+
+Each distinct sub-schema (by its JSON pointer; `$ref`s resolve to their target's pointer)
+becomes one rule, so recursion and shared definitions go through the stack. Keywords we
+enforce exactly are listed in ENFORCED; annotations are ignored; anything else is refused with
+UnsupportedSchemaError (strict) or relaxed and recorded (strict=False).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any, Optional
+
+from ...automata import compile_ir, ir, parse_regex
+from ...automata.algebra import intersect
+from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
+from . import containers, lexical
+from .any_value import json_value_rules
+from .formats import FORMATS
+from .numbers import decimal_ir, integer_bounds, integer_ir, is_integral
+from .options import JsonSchemaOptions
+
+ANNOTATIONS = {
+    "title", "description", "default", "examples", "$comment", "$schema", "$id", "id", "deprecated",
+    "readOnly", "writeOnly", "$anchor", "$defs", "definitions", "contentMediaType",
+    "contentEncoding", "contentSchema", "$vocabulary", "$dynamicAnchor", "example", "discriminator",
+    "nullable", "xml", "externalDocs",
+}
+ENFORCED = {
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "oneOf", "allOf", "$ref",
+    "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "uniqueItems",
+}
+KNOWN_UNSUPPORTED = {
+    "not", "if", "then", "else", "patternProperties", "propertyNames", "dependencies",
+    "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems",
+    "contains", "minContains", "maxContains", "multipleOf", "minProperties", "maxProperties",
+    "$dynamicRef", "$recursiveRef", "$recursiveAnchor",
+}
+ALL_TYPES = ("object", "array", "string", "number", "boolean", "null")
+
+
+class Translator:
+    def __init__(self, root: Any, options: JsonSchemaOptions) -> None:
+        self.root = root
+        self.opts = options
+        self.ws = lexical.whitespace(options.whitespace)
+        self.rules: dict[str, ir.Node] = {}
+        self.rule_of: dict[str, str] = {}
+        self.relaxations: list[str] = []
+        self.annotations: list[str] = []
+        self._any: Optional[ir.RuleRef] = None
+        self._depth = 0
+
+    # -- entry ---------------------------------------------------------------------------------
+    def translate(self) -> tuple[dict[str, ir.Node], str]:
+        start = self.rule("#", self.root)
+        return self.rules, start.name
+
+    def rule(self, pointer: str, schema: Any) -> ir.RuleRef:
+        """The rule of the sub-schema at `pointer` (made once; recursion refers back to it)."""
+        name = self.rule_of.get(pointer)
+        if name is None:
+            name = f"s{len(self.rule_of)}"
+            self.rule_of[pointer] = name
+            self.rules[name] = ir.NOTHING  # placeholder while translating (recursion)
+            self.rules[name] = self.value(schema, pointer)
+        return ir.RuleRef(name)
+
+    def any_value(self) -> ir.RuleRef:
+        if self._any is None:
+            self.rules.update(json_value_rules(self.opts.whitespace, prefix="any_"))
+            self._any = ir.RuleRef("any_value")
+        return self._any
+
+    # -- helpers -------------------------------------------------------------------------------
+    def unsupported(self, keyword: str, pointer: str, why: str = "") -> None:
+        if self.opts.strict:
+            raise UnsupportedSchemaError(keyword, pointer, why)
+        self.relaxations.append(f"{keyword} at {pointer}" + (f": {why}" if why else ""))
+
+    def resolve(self, ref: str, pointer: str) -> tuple[str, Any]:
+        if not ref.startswith("#"):
+            raise UnsupportedSchemaError("$ref", pointer, f"only local references are supported, not {ref!r}")
+        frag = urllib.parse.unquote(ref[1:])
+        node = self.root
+        if frag and not frag.startswith("/"):
+            raise UnsupportedSchemaError("$ref", pointer, f"anchor references like {ref!r} are not supported")
+        for part in frag.split("/")[1:] if frag else []:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise SchemaError(f"$ref {ref!r} points nowhere", pointer)
+        return "#" + frag, node
+
+    # -- a schema ------------------------------------------------------------------------------
+    def value(self, schema: Any, pointer: str) -> ir.Node:
+        self._depth += 1
+        try:
+            if self._depth > 200:
+                raise SchemaError("schema nests too deeply or its $ref/allOf chain loops", pointer)
+            return self._value(schema, pointer)
+        finally:
+            self._depth -= 1
+
+    def _value(self, schema: Any, pointer: str) -> ir.Node:
+        if schema is True:
+            return self.any_value()
+        if schema is False:
+            return ir.NOTHING
+        if not isinstance(schema, dict):
+            raise SchemaError(f"a schema must be an object or boolean, not {type(schema).__name__}", pointer)
+        for key in schema:
+            if key in KNOWN_UNSUPPORTED:
+                self.unsupported(key, f"{pointer}/{key}")
+        if "$ref" in schema:
+            target_ptr, target = self.resolve(schema["$ref"], pointer)
+            siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
+            if not siblings:
+                return self.rule(target_ptr, target)
+            return self.all_of([target, siblings], [target_ptr, pointer], pointer)
+        if "allOf" in schema:
+            rest = {k: v for k, v in schema.items() if k != "allOf"}
+            parts = list(schema["allOf"]) + ([rest] if rest else [])
+            ptrs = [f"{pointer}/allOf/{i}" for i in range(len(schema["allOf"]))] + [pointer]
+            return self.all_of(parts, ptrs, pointer)
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                return self.any_of(schema, key, pointer)
+        if "const" in schema or "enum" in schema:
+            return self.enumerated(schema, pointer)
+        return self.typed(schema, pointer)
+
+    def typed(self, schema: dict, pointer: str) -> ir.Node:
+        types = schema.get("type", ALL_TYPES)
+        if isinstance(types, str):
+            types = [types]
+        unknown = [t for t in types if t not in ALL_TYPES + ("integer",)]
+        if unknown:
+            raise SchemaError(f"unknown type {unknown[0]!r}", f"{pointer}/type")
+        types = set(types)
+        if "number" in types:
+            types.discard("integer")
+        parts = []
+        for t in ALL_TYPES + ("integer",):
+            if t in types:
+                parts.append(getattr(self, f"t_{t}")(schema, pointer))
+        return ir.alt(*parts) if parts else ir.NOTHING
+
+    # -- types ---------------------------------------------------------------------------------
+    def t_null(self, schema: dict, pointer: str) -> ir.Node:
+        return lexical.NULL
+
+    def t_boolean(self, schema: dict, pointer: str) -> ir.Node:
+        return ir.alt(lexical.TRUE, lexical.FALSE)
+
+    def t_integer(self, schema: dict, pointer: str) -> ir.Node:
+        return integer_ir(*integer_bounds(schema, True))
+
+    def t_number(self, schema: dict, pointer: str) -> ir.Node:
+        lo, lo_ex, hi, hi_ex = integer_bounds(schema, False)
+        if lo is None and hi is None:
+            return lexical.NUMBER
+        if is_integral(lo) and is_integral(hi):
+            return decimal_ir(lo, lo_ex, hi, hi_ex)
+        self.unsupported("minimum", pointer, "non-integral bounds on numbers")
+        return lexical.NUMBER
+
+    def t_string(self, schema: dict, pointer: str) -> ir.Node:
+        lo = int(schema.get("minLength", 0))
+        hi = schema.get("maxLength")
+        hi = None if hi is None else int(hi)
+        if hi is not None and hi < lo:
+            return ir.NOTHING
+        decoded: list[ir.Node] = []
+        if "pattern" in schema:
+            decoded.append(self.pattern(schema["pattern"], f"{pointer}/pattern"))
+        fmt = schema.get("format")
+        if fmt is not None:
+            if fmt in FORMATS:
+                decoded.append(parse_regex(FORMATS[fmt]))
+            else:
+                self.annotations.append(f"format {fmt!r} at {pointer} is not enforced")
+        if not decoded and hi is None and lo == 0:
+            return lexical.quoted(lexical.string_body())  # every spelling: one small loop
+        # Lengths and patterns multiply spellings: here strings are spelled canonically.
+        body: ir.Node = lexical.string_body(lo, hi, canonical=True)
+        if decoded:
+            dfa = compile_ir(body)
+            for node in decoded:
+                dfa = intersect(dfa, compile_ir(lexical.encode(node, canonical=True)))
+            body = ir.Embedded(dfa)
+        return lexical.quoted(body)
+
+    def pattern(self, pattern: str, pointer: str) -> ir.Node:
+        """ECMA-262 `pattern` semantics: a search, unless anchored with ^ / $."""
+        if not isinstance(pattern, str):
+            raise SchemaError("pattern must be a string", pointer)
+        try:
+            node = parse_regex(pattern)
+        except ConstrainError as exc:
+            raise UnsupportedSchemaError("pattern", pointer, str(exc)) from None
+        if _top_level_alternation(pattern) and ("^" in pattern or "$" in pattern):
+            raise UnsupportedSchemaError("pattern", pointer, "anchors inside a top-level alternation")
+        anything = ir.repeat(ir.Chars(lexical.ANY_CHAR), 0, None)
+        start = ir.EMPTY if pattern.startswith("^") else anything
+        end = ir.EMPTY if pattern.endswith("$") and not pattern.endswith("\\$") else anything
+        return ir.concat(start, node, end)
+
+    def t_array(self, schema: dict, pointer: str) -> ir.Node:
+        items = schema.get("items")
+        prefix_schemas: list = []
+        prefix_ptr = ""
+        if "prefixItems" in schema:
+            prefix_schemas, prefix_ptr = schema["prefixItems"], f"{pointer}/prefixItems"
+            rest, rest_ptr = items, f"{pointer}/items"
+        elif isinstance(items, list):  # drafts before 2020-12: a tuple
+            prefix_schemas, prefix_ptr = items, f"{pointer}/items"
+            rest, rest_ptr = schema.get("additionalItems"), f"{pointer}/additionalItems"
+        else:
+            rest, rest_ptr = items, f"{pointer}/items"
+        prefix = [self.rule(f"{prefix_ptr}/{i}", s) for i, s in enumerate(prefix_schemas)]
+        rest_node: Optional[ir.Node]
+        if rest is None or rest is True:
+            rest_node = self.any_value()
+        elif rest is False:
+            rest_node = None
+        else:
+            rest_node = self.rule(rest_ptr, rest)
+        if schema.get("uniqueItems") is True:
+            self.unsupported("uniqueItems", f"{pointer}/uniqueItems")
+        lo = int(schema.get("minItems", 0))
+        hi = schema.get("maxItems")
+        return containers.array(prefix, rest_node, lo, None if hi is None else int(hi), self.ws)
+
+    def t_object(self, schema: dict, pointer: str) -> ir.Node:
+        props = schema.get("properties", {})
+        required = list(schema.get("required", []))
+        addl = schema.get("additionalProperties", True)
+        if self.opts.additional_properties == "forbid":
+            addl = False
+        members = []
+        for key, sub in props.items():
+            members.append((key, self.rule(f"{pointer}/properties/{_escape(key)}", sub), key in required))
+        for key in required:
+            if key not in props:
+                if addl is False:
+                    return ir.NOTHING  # required but forbidden: no object satisfies it
+                value = self.any_value() if addl is True else self.rule(f"{pointer}/additionalProperties", addl)
+                members.append((key, value, True))
+        extra = None
+        if addl is not False:
+            value = self.any_value() if addl is True else self.rule(f"{pointer}/additionalProperties", addl)
+            name = f"{self.rule_of.get(pointer, pointer)}_other"
+            self.rules[name] = containers.extra_member([k for k, _, _ in members], value, self.ws)
+            extra = ir.RuleRef(name)
+        if self.opts.property_order == "any":
+            if len(members) > self.opts.max_any_order_properties:
+                raise UnsupportedSchemaError(
+                    "properties", pointer,
+                    f"property_order='any' supports up to {self.opts.max_any_order_properties} properties",
+                )
+            return containers.object_any_order(members, extra, self.ws)
+        return containers.object_in_order(members, extra, self.ws)
+
+    # -- enumerations and combinators ----------------------------------------------------------
+    def enumerated(self, schema: dict, pointer: str) -> ir.Node:
+        values = [schema["const"]] if "const" in schema else list(schema["enum"])
+        rest = {k: v for k, v in schema.items() if k not in ("const", "enum") and k not in ANNOTATIONS}
+        if rest:
+            values = [v for v in values if self._valid(v, rest)]
+        return ir.alt(*(json_literal(v) for v in values)) if values else ir.NOTHING
+
+    def _valid(self, value: Any, schema: dict) -> bool:
+        import jsonschema
+
+        cls = jsonschema.validators.validator_for(self.root if isinstance(self.root, dict) else {})
+        return cls(self.root).evolve(schema=schema).is_valid(value)
+
+    def any_of(self, schema: dict, key: str, pointer: str) -> ir.Node:
+        branches = schema[key]
+        rest = {k: v for k, v in schema.items() if k != key}
+        if key == "oneOf" and not _disjoint([b if not rest else {**rest, **b} for b in branches], self):
+            self.unsupported("oneOf", f"{pointer}/oneOf", "branches may overlap (only disjoint branches are exact)")
+        parts = []
+        for i, branch in enumerate(branches):
+            ptr = f"{pointer}/{key}/{i}"
+            if rest and any(k not in ANNOTATIONS for k in rest):
+                parts.append(self.all_of([rest, branch], [pointer + "#rest", ptr], ptr))
+            else:
+                parts.append(self.rule(ptr, branch))
+        return ir.alt(*parts) if parts else ir.NOTHING
+
+    def all_of(self, parts: list, pointers: list[str], pointer: str) -> ir.Node:
+        merged: Any = True
+        for part, ptr in zip(parts, pointers):
+            if isinstance(part, dict) and "$ref" in part and len(part) == 1:
+                ptr, part = self.resolve(part["$ref"], ptr)
+            merged = merge(merged, part, ptr, self)
+        return self.value(merged, pointer)
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def json_literal(value: Any) -> ir.Node:
+    """The compact JSON of `value` (strings in every spelling)."""
+    if isinstance(value, str):
+        return lexical.string_literal(value, canonical=True)
+    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+            return ir.alt(ir.literal(json.dumps(value)), ir.literal(str(int(value))))
+        return ir.literal(json.dumps(value))
+    if isinstance(value, list):
+        items = [json_literal(v) for v in value]
+        body = []
+        for i, item in enumerate(items):
+            body += [ir.literal(",")] if i else []
+            body.append(item)
+        return ir.concat(ir.literal("["), *body, ir.literal("]"))
+    if isinstance(value, dict):
+        body = []
+        for i, (k, v) in enumerate(value.items()):
+            body += [ir.literal(",")] if i else []
+            body += [lexical.string_literal(k, canonical=True), ir.literal(":"), json_literal(v)]
+        return ir.concat(ir.literal("{"), *body, ir.literal("}"))
+    raise SchemaError(f"not a JSON value: {value!r}")
+
+
+def _types_of(schema: Any, tr: Translator, depth: int = 0) -> set[str]:
+    """The JSON types a schema can produce (over-approximated)."""
+    if schema is True or depth > 20:
+        return set(ALL_TYPES)
+    if schema is False:
+        return set()
+    if not isinstance(schema, dict):
+        return set(ALL_TYPES)
+    if "$ref" in schema:
+        try:
+            return _types_of(tr.resolve(schema["$ref"], "#")[1], tr, depth + 1)
+        except ConstrainError:
+            return set(ALL_TYPES)
+    if "const" in schema or "enum" in schema:
+        values = [schema["const"]] if "const" in schema else schema["enum"]
+        return {_type_name(v) for v in values}
+    types = schema.get("type", ALL_TYPES)
+    out = {"number" if t == "integer" else t for t in ([types] if isinstance(types, str) else types)}
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            sub = set().union(*(_types_of(b, tr, depth + 1) for b in schema[key]))
+            out &= sub
+    return out
+
+
+def _type_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
+
+
+def _disjoint(branches: list, tr: Translator) -> bool:
+    """True if no JSON value can satisfy two branches: distinct types, or distinct constants."""
+    seen: set[str] = set()
+    consts: list = []
+    for b in branches:
+        if isinstance(b, dict) and ("const" in b or "enum" in b) and not ("anyOf" in b or "oneOf" in b):
+            values = [b["const"]] if "const" in b else list(b["enum"])
+            for v in values:
+                if any(v == c and type(v) is type(c) for c in consts):
+                    return False
+            consts += values
+            continue
+        types = _types_of(b, tr)
+        if types & seen:
+            return False
+        seen |= types
+    const_types = {_type_name(v) for v in consts}
+    return not (const_types & seen)
+
+
+_MERGE_MIN = ("minLength", "minItems", "minProperties")
+_MERGE_MAX = ("maxLength", "maxItems", "maxProperties")
+
+
+def merge(a: Any, b: Any, pointer: str, tr: Translator) -> Any:
+    """One schema equivalent to allOf[a, b] for the keywords we can combine exactly."""
+    if a is True:
+        return b
+    if b is True:
+        return a
+    if a is False or b is False:
+        return False
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        raise SchemaError("allOf members must be schemas", pointer)
+    out = dict(a)
+    for key, bv in b.items():
+        if key in ANNOTATIONS:
+            continue
+        if key not in out:
+            out[key] = bv
+            continue
+        av = out[key]
+        if av == bv:
+            continue
+        if key == "type":
+            at = {av} if isinstance(av, str) else set(av)
+            bt = {bv} if isinstance(bv, str) else set(bv)
+            both = (at & bt) | ({"integer"} if ("integer" in at and "number" in bt) or ("number" in at and "integer" in bt) else set())
+            out[key] = sorted(both)
+        elif key == "required":
+            out[key] = list(dict.fromkeys(list(av) + list(bv)))
+        elif key == "properties":
+            props = dict(av)
+            for k, sub in bv.items():
+                props[k] = merge(props[k], sub, f"{pointer}/properties/{k}", tr) if k in props else sub
+            out[key] = props
+        elif key in _MERGE_MIN or key in ("minimum",):
+            out[key] = max(av, bv)
+        elif key in _MERGE_MAX or key in ("maximum",):
+            out[key] = min(av, bv)
+        elif key == "enum":
+            out[key] = [v for v in av if v in bv]
+        else:
+            tr.unsupported("allOf", pointer, f"cannot combine two different {key!r} keywords")
+    # additionalProperties is relative to each side's own properties: a side that restricts
+    # other keys restricts the properties only the other side names.
+    for side, other in ((a, b), (b, a)):
+        addl = side.get("additionalProperties", True)
+        if addl is not True and isinstance(other.get("properties"), dict):
+            own = side.get("properties", {})
+            for k in other["properties"]:
+                if k not in own:
+                    props = dict(out.get("properties", {}))
+                    props[k] = merge(props.get(k, True), addl, f"{pointer}/properties/{k}", tr)
+                    out["properties"] = props
+    if "additionalProperties" in a and "additionalProperties" in b:
+        out["additionalProperties"] = merge(a["additionalProperties"], b["additionalProperties"], pointer, tr)
+    return out

@@ -1,0 +1,195 @@
+"""JSON Schema → grammar: soundness against the jsonschema library (never accept an invalid
+document), valid documents accepted, masked random walks end in valid documents, errors name
+the JSON pointer."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Optional
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+
+from constrain import Compiler, Matcher, SchemaError, UnsupportedSchemaError
+
+SCHEMAS = {
+    "person": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 8},
+            "age": {"type": "integer", "minimum": 0, "maximum": 130},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "maxItems": 2},
+        },
+        "required": ["name"],
+    },
+    "closed": {
+        "type": "object",
+        "properties": {"x": {"type": "number", "minimum": -1, "exclusiveMaximum": 2}, "y": {"type": "boolean"}},
+        "additionalProperties": False,
+    },
+    "typed_extras": {"type": "object", "properties": {"k": {"const": 1}}, "additionalProperties": {"type": "integer"}},
+    "tree": {
+        "$defs": {"node": {"type": "object", "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["v"], "additionalProperties": False}},
+        "$ref": "#/$defs/node",
+    },
+    "union": {"anyOf": [{"type": "string", "pattern": "^[a-z]+$"}, {"type": "integer", "maximum": 5}, {"type": "null"}]},
+    "one_of_types": {"oneOf": [{"type": "string", "format": "date"}, {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False}]},
+    "all_of": {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+    "enum_mix": {"enum": [1, "one", None, [1, 2], {"k": "v"}, True]},
+    "any": {},
+}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-200, 200) | st.floats(-5, 5, allow_nan=False)
+    | st.sampled_from(["a", "b", "c", "abc", "ABC", "2024-02-29", "2023-02-29", "", "x" * 9]),
+    lambda kids: st.lists(kids, max_size=3)
+    | st.dictionaries(st.sampled_from(["name", "age", "tags", "x", "y", "k", "v", "kids", "a", "b", "z"]), kids, max_size=4),
+    max_leaves=10,
+)
+
+
+@pytest.fixture(scope="module")
+def compiler(llama3):
+    return Compiler(llama3)
+
+
+def _compact(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=json_values)
+def test_never_accepts_an_invalid_document(name, value, compiler):
+    schema = SCHEMAS[name]
+    grammar = compiler.compile_json_schema(schema)
+    if grammar.accepts(_compact(value)):
+        jsonschema.validate(value, schema, format_checker=jsonschema.FormatChecker())
+
+
+VALID = {
+    "person": [{"name": "Ada"}, {"name": "Ada", "age": 36, "tags": ["a", "c"]}, {"name": "Ada", "other": [1, {"z": None}]}],
+    "closed": [{}, {"x": -1}, {"x": 1.999, "y": True}, {"y": False}],
+    "typed_extras": [{"k": 1, "n": 5}, {"n": -3}],
+    "tree": [{"v": 1}, {"v": 1, "kids": [{"v": 2, "kids": [{"v": 3, "kids": []}]}]}],
+    "union": ["abc", 5, -7, None],
+    "one_of_types": ["2024-02-29", [1, "x"], [1]],
+    "all_of": [{"a": 1, "b": "x"}],
+    "enum_mix": [1, "one", None, [1, 2], {"k": "v"}, True],
+    "any": [[], {"a": [1, {"b": None}]}, "x", 1.5],
+}
+INVALID = {
+    "person": [{}, {"name": ""}, {"name": "toolongname"}, {"name": "A", "age": 131}, {"name": "A", "tags": ["d"]}],
+    "closed": [{"x": 2}, {"x": -1.5}, {"z": 1}],
+    "typed_extras": [{"k": 2}, {"n": "s"}],
+    "tree": [{"kids": []}, {"v": 1, "kids": [{}]}],
+    "union": ["ABC", 6, 1.5, True],
+    "one_of_types": ["2023-02-29", [1, 2], [1, "x", 3]],
+    "all_of": [{"a": 1}, {"b": "x"}],
+    "enum_mix": [2, "two", False, [2, 1]],
+    "any": [],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_known_documents(name, compiler):
+    grammar = compiler.compile_json_schema(SCHEMAS[name])
+    for doc in VALID[name]:
+        jsonschema.validate(doc, SCHEMAS[name])
+        assert grammar.accepts(_compact(doc)), doc
+    for doc in INVALID[name]:
+        assert not grammar.accepts(_compact(doc)), doc
+
+
+@pytest.mark.parametrize("name", ["person", "tree", "union", "all_of"])
+def test_masked_random_walks_end_in_valid_documents(name, compiler, llama3):
+    grammar = compiler.compile_json_schema(SCHEMAS[name])
+    rng = random.Random(name)
+    eos = llama3.eos_token_ids
+    for _ in range(3):
+        m = Matcher(grammar)
+        out = []
+        for _ in range(60):
+            allowed = m.allowed_token_ids()
+            if m.is_accepting() and (rng.random() < 0.3 or len(allowed) == len(eos)):
+                break
+            choices = [int(t) for t in allowed if t not in eos]
+            # Prefer short tokens so walks finish; any allowed token is legal.
+            short = [t for t in choices if len(llama3.token_bytes[t]) <= 2] or choices
+            tid = rng.choice(short)
+            assert m.accept_token(tid)
+            out.append(tid)
+        if m.is_accepting():
+            doc = llama3.decode(out).decode("utf-8")
+            jsonschema.validate(json.loads(doc), SCHEMAS[name])
+
+
+class Address(BaseModel):
+    city: str = Field(max_length=12)
+    zip: str = Field(pattern=r"^[0-9]{5}$")
+
+
+class Person(BaseModel):
+    name: str
+    age: int = Field(ge=0, le=120)
+    address: Optional[Address] = None
+    nicknames: list[str] = Field(default_factory=list, max_length=2)
+
+
+def test_pydantic_models(compiler, llama3):
+    grammar = compiler.compile_json_schema(Person)
+    doc = Person(name="Ada", age=36, address=Address(city="London", zip="12345"), nicknames=["A"])
+    text = doc.model_dump_json()
+    assert grammar.accepts(text)
+    assert Person.model_validate_json(text) == doc
+    assert not grammar.accepts(text.replace("12345", "1234"))
+    rng = random.Random(3)
+    for _ in range(3):
+        m = Matcher(grammar)
+        out = []
+        while not m.is_accepting() and len(out) < 80:
+            choices = [int(t) for t in m.allowed_token_ids() if t not in llama3.eos_token_ids]
+            tid = rng.choice([t for t in choices if len(llama3.token_bytes[t]) <= 2] or choices)
+            m.accept_token(tid)
+            out.append(tid)
+        if m.is_accepting():
+            Person.model_validate_json(llama3.decode(out))
+
+
+def test_errors_name_the_pointer(compiler):
+    with pytest.raises(UnsupportedSchemaError) as info:
+        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 3}}})
+    assert info.value.pointer == "#/properties/a/multipleOf"
+    with pytest.raises(SchemaError, match="points nowhere"):
+        compiler.compile_json_schema({"$ref": "#/$defs/missing"})
+    with pytest.raises(SchemaError, match="not valid JSON"):
+        compiler.compile_json_schema('{"type": ')
+    with pytest.raises(SchemaError, match="unknown type"):
+        compiler.compile_json_schema({"type": "strnig"})
+    relaxed = compiler.compile_json_schema({"type": "integer", "multipleOf": 3}, strict=False)
+    assert relaxed.relaxations == ("multipleOf at #/multipleOf",)
+
+
+def test_property_order_any_and_forbid(compiler):
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a"]}
+    any_order = compiler.compile_json_schema(schema, property_order="any")
+    assert any_order.accepts('{"b":1,"a":2}') and any_order.accepts('{"z":[],"a":2,"b":1}')
+    assert not any_order.accepts('{"b":1}') and not any_order.accepts('{"a":1,"a":2}')
+    forbid = compiler.compile_json_schema(schema, additional_properties="forbid")
+    assert forbid.accepts('{"a":1,"b":2}') and not forbid.accepts('{"a":1,"z":2}')
+    with pytest.raises(ValueError, match="property_order"):
+        compiler.compile_json_schema(schema, property_order="sorted")
+
+
+def test_masks_exclude_special_tokens(compiler, llama3):
+    m = Matcher(compiler.compile_json_schema({"type": "object", "properties": {"s": {"type": "string"}}}))
+    assert m.accept_tokens([llama3.token_id('{"'), llama3.token_id("s"), llama3.token_id('":"')]) == 3
+    allowed = set(m.allowed_token_ids().tolist())
+    assert not (llama3.special_ids & allowed)
+    assert len(allowed) > 100_000  # inside a free string nearly everything is allowed
+    assert np.all(np.array(sorted(allowed)) < llama3.size)
