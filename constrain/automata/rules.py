@@ -12,8 +12,8 @@ live DFA state completable in any context: what the token index relies on.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping, Optional
 
 import numpy as np
@@ -42,27 +42,56 @@ class RuleSet:
         return len(self.names)
 
 
+def _callees(node: ir.Node) -> tuple[str, ...]:
+    """Names of the rules `node` calls, in first-appearance order (its call columns)."""
+    out: dict[str, None] = {}
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ir.RuleRef):
+            out.setdefault(n.name, None)
+        elif isinstance(n, (ir.Concat, ir.Alt)):
+            todo.extend(reversed(n.items))
+        elif isinstance(n, ir.Repeat):
+            todo.append(n.item)
+        elif isinstance(n, ir.Graph):
+            todo.extend(e[2] for e in reversed(n.edges))
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tuple[DFA, tuple[str, ...]]:
+    """A rule's DFA over bytes and its own call columns; shared by every grammar that has the
+    same rule (strings, numbers, "any JSON value" recur in almost every schema)."""
+    callees = _callees(node)
+    limits = Limits(max_nfa_states=max_nfa, max_dfa_states=max_dfa, max_compile_seconds=seconds)
+    nfa = build_nfa(node, max_nfa, {name: k for k, name in enumerate(callees)})
+    return determinize(nfa, limits, n_calls=len(callees)), callees
+
+
 def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
     if start not in rules:
         raise GrammarError(f"start rule {start!r} is not defined")
     names = tuple(rules)
     ids = {name: k for k, name in enumerate(names)}
-    deadline = time.perf_counter() + limits.max_compile_seconds
     dfas = []
+    calls = []
     for name in names:
         try:
-            nfa = build_nfa(rules[name], limits.max_nfa_states, ids)
-            dfas.append(determinize(nfa, limits, deadline, n_calls=len(names)))
+            dfa, callees = _rule_dfa(rules[name], limits.max_nfa_states, limits.max_dfa_states, limits.max_compile_seconds)
         except GrammarError as exc:
             raise GrammarError(f"rule {name!r}: {exc}") from None
-    calls = []
-    for dfa in dfas:
-        per_state = []
+        unknown = [c for c in callees if c not in ids]
+        if unknown:
+            raise GrammarError(f"rule {name!r}: reference to unknown rule {unknown[0]!r}")
+        dfas.append(dfa)
         rows = dfa.table.tolist()
         cc = dfa.call_classes.tolist()
-        for q in range(dfa.n_states):
-            per_state.append(tuple((k, rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0))
-        calls.append(tuple(per_state))
+        targets = [ids[c] for c in callees]
+        calls.append(tuple(
+            tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0)
+            for q in range(dfa.n_states)
+        ))
     exits = tuple(
         np.array([bool(calls[r][q]) or bool(dfas[r].accepting[q]) for q in range(dfas[r].n_states)], dtype=np.bool_)
         for r in range(len(names))
@@ -75,6 +104,10 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
 
 def _check_productive(rs: RuleSet) -> None:
     """Every rule must derive at least one string (else its calls are dead ends)."""
+    byte_succ = []
+    for dfa in rs.dfas:
+        cols = np.unique(dfa.byte_classes)
+        byte_succ.append([[t for t in set(row) if t >= 0] for row in dfa.table[:, cols].tolist()])
     productive = [False] * rs.n_rules
     changed = True
     while changed:
@@ -84,14 +117,12 @@ def _check_productive(rs: RuleSet) -> None:
                 continue
             # Reachability from the start over bytes and calls of productive rules.
             seen, todo = {0}, [0]
-            while todo and not productive[r]:
+            while todo:
                 q = todo.pop()
                 if dfa.accepting[q]:
                     productive[r] = changed = True
                     break
-                nxt = [t for t in dfa.table[q, np.unique(dfa.byte_classes)].tolist() if t >= 0]
-                nxt += [t for k, t in rs.calls[r][q] if productive[k]]
-                for t in nxt:
+                for t in byte_succ[r][q] + [t for k, t in rs.calls[r][q] if productive[k]]:
                     if t not in seen:
                         seen.add(t)
                         todo.append(t)

@@ -23,6 +23,11 @@ def _any_string_dfa():
 
 def other_keys(named: Sequence[str]) -> ir.Node:
     """Any JSON string whose value is none of `named`."""
+    return _other_keys(tuple(sorted(set(named))))
+
+
+@lru_cache(maxsize=1024)
+def _other_keys(named: tuple[str, ...]) -> ir.Node:
     if not named:
         return ir.Embedded(_any_string_dfa())
     return ir.Embedded(difference(_any_string_dfa(), compile_ir(ir.alt(*(string_literal(k) for k in named)))))
