@@ -285,7 +285,7 @@ class Translator:
     def any_of(self, schema: dict, key: str, pointer: str) -> ir.Node:
         branches = schema[key]
         rest = {k: v for k, v in schema.items() if k != key}
-        if key == "oneOf" and not _disjoint([b if not rest else {**rest, **b} for b in branches], self):
+        if key == "oneOf" and not _disjoint([_with(rest, b) for b in branches], self):
             self.unsupported("oneOf", f"{pointer}/oneOf", "branches may overlap (only disjoint branches are exact)")
         parts = []
         for i, branch in enumerate(branches):
@@ -303,6 +303,13 @@ class Translator:
                 ptr, part = self.resolve(part["$ref"], ptr)
             merged = merge(merged, part, ptr, self)
         return self.value(merged, pointer)
+
+
+def _with(rest: dict, branch: Any) -> Any:
+    """A oneOf branch seen together with its siblings (for the disjointness check only)."""
+    if not rest or not isinstance(branch, dict):
+        return branch
+    return {**rest, **branch}
 
 
 def _escape(key: str) -> str:
@@ -423,6 +430,12 @@ def merge(a: Any, b: Any, pointer: str, tr: Translator) -> Any:
         return False
     if not isinstance(a, dict) or not isinstance(b, dict):
         raise SchemaError("allOf members must be schemas", pointer)
+    # `items` means something else next to `prefixItems` (so does `additionalItems` next to a
+    # tuple `items`): a keyword must not meet, in the merge, the context it did not have.
+    for context, dependent in (("prefixItems", "items"), ("items", "additionalItems")):
+        for x, y in ((a, b), (b, a)):
+            if dependent in x and context not in x and context in y:
+                tr.unsupported("allOf", pointer, f"{dependent!r} and {context!r} from different subschemas")
     out = dict(a)
     for key, bv in b.items():
         if key in ANNOTATIONS:
