@@ -74,3 +74,39 @@ def integer_range(lo: Optional[int], hi: Optional[int]) -> ir.Node:
     if (lo is None or lo <= 0) and (hi is None or hi >= 0):
         parts.append(ir.literal("-0"))
     return ir.alt(*parts)
+
+
+def multiple_of(k: int):
+    """DFA of the JSON integers divisible by k (k >= 1), decimal remainders as states; an
+    all-zero fraction (`14.0`) is allowed, as JSON Schema counts 14.0 as an integer."""
+    import numpy as np
+
+    from .dfa import minimize
+
+    if k < 1:
+        raise ValueError("multipleOf needs a positive integer")
+    # States: 0 start, 1 after "-", 2 "0", 3 "-0", 4 after ".", 5 zeros after ".",
+    # 6.. 6+k-1 remainder r of a number without leading zero.
+    n = 6 + k
+    classes = np.zeros(256, dtype=np.int32)  # class 0: every other byte
+    classes[ord("-")] = 1
+    for d in range(10):
+        classes[ord("0") + d] = 2 + d
+    classes[ord(".")] = 12
+    table = np.full((n, 13), -1, dtype=np.int32)
+    table[0, 1] = 1
+    table[0, 2] = 2
+    table[1, 2] = 3
+    for d in range(1, 10):
+        table[0, 2 + d] = 6 + d % k
+        table[1, 2 + d] = 6 + d % k
+    for r in range(k):
+        for d in range(10):
+            table[6 + r, 2 + d] = 6 + (r * 10 + d) % k
+    for whole in (2, 3, 6):  # a multiple so far: may end with ".0..."
+        table[whole, 12] = 4
+    table[4, 2] = 5
+    table[5, 2] = 5
+    accepting = np.zeros(n, dtype=np.bool_)
+    accepting[[2, 3, 5, 6]] = True
+    return minimize(classes, table, accepting)

@@ -42,10 +42,12 @@ SCHEMAS = {
     "all_of": {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}, {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
     "enum_mix": {"enum": [1, "one", None, [1, 2], {"k": "v"}, True]},
     "any": {},
+    "multiple": {"type": "integer", "multipleOf": 7, "minimum": -50, "maximum": 50},
+    "not_types": {"not": {"type": ["integer", "boolean"]}},
 }
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-200, 200) | st.floats(-5, 5, allow_nan=False)
+    st.none() | st.booleans() | st.integers(-200, 200) | st.floats(-5, 5, allow_nan=False) | st.sampled_from([2.0, -0.0, 14.0])
     | st.sampled_from(["a", "b", "c", "abc", "ABC", "2024-02-29", "2023-02-29", "", "x" * 9]),
     lambda kids: st.lists(kids, max_size=3)
     | st.dictionaries(st.sampled_from(["name", "age", "tags", "x", "y", "k", "v", "kids", "a", "b", "z"]), kids, max_size=4),
@@ -82,6 +84,8 @@ VALID = {
     "all_of": [{"a": 1, "b": "x"}],
     "enum_mix": [1, "one", None, [1, 2], {"k": "v"}, True],
     "any": [[], {"a": [1, {"b": None}]}, "x", 1.5],
+    "multiple": [0, 7, -49, 49, 14.0],
+    "not_types": [1.5, "x", None, [1], {"a": 1}],
 }
 INVALID = {
     "person": [{}, {"name": ""}, {"name": "toolongname"}, {"name": "A", "age": 131}, {"name": "A", "tags": ["d"]}],
@@ -93,6 +97,8 @@ INVALID = {
     "all_of": [{"a": 1}, {"b": "x"}],
     "enum_mix": [2, "two", False, [2, 1]],
     "any": [],
+    "multiple": [8, 56, -56, 1.5],
+    "not_types": [1, True, -3, 2.0],
 }
 
 
@@ -163,7 +169,7 @@ def test_pydantic_models(compiler, llama3):
 
 def test_errors_name_the_pointer(compiler):
     with pytest.raises(UnsupportedSchemaError) as info:
-        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 3}}})
+        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 0.5}}})
     assert info.value.pointer == "#/properties/a/multipleOf"
     with pytest.raises(SchemaError, match="points nowhere"):
         compiler.compile_json_schema({"$ref": "#/$defs/missing"})
@@ -171,8 +177,8 @@ def test_errors_name_the_pointer(compiler):
         compiler.compile_json_schema('{"type": ')
     with pytest.raises(SchemaError, match="unknown type"):
         compiler.compile_json_schema({"type": "strnig"})
-    relaxed = compiler.compile_json_schema({"type": "integer", "multipleOf": 3}, strict=False)
-    assert relaxed.relaxations == ("multipleOf at #/multipleOf",)
+    relaxed = compiler.compile_json_schema({"type": "integer", "multipleOf": 0.5}, strict=False)
+    assert relaxed.relaxations == ("multipleOf at #/multipleOf: only integer divisors up to 10000",)
 
 
 def test_property_order_any_and_forbid(compiler):

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from functools import lru_cache
 from typing import Any, Optional
 
 from ...automata import compile_ir, ir, parse_regex
 from ...automata.algebra import intersect
+from ...automata.numeric import multiple_of
 from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
 from . import containers, lexical
 from .any_value import json_value_rules
@@ -31,12 +33,12 @@ ENFORCED = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items",
     "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "oneOf", "allOf", "$ref",
     "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "uniqueItems",
+    "exclusiveMaximum", "uniqueItems", "multipleOf", "not",
 }
 KNOWN_UNSUPPORTED = {
-    "not", "if", "then", "else", "patternProperties", "propertyNames", "dependencies",
+    "if", "then", "else", "patternProperties", "propertyNames", "dependencies",
     "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems",
-    "contains", "minContains", "maxContains", "multipleOf", "minProperties", "maxProperties",
+    "contains", "minContains", "maxContains", "minProperties", "maxProperties",
     "$dynamicRef", "$recursiveRef", "$recursiveAnchor",
 }
 ALL_TYPES = ("object", "array", "string", "number", "boolean", "null")
@@ -144,12 +146,22 @@ class Translator:
         if unknown:
             raise SchemaError(f"unknown type {unknown[0]!r}", f"{pointer}/type")
         types = set(types)
-        if "number" in types:
-            types.discard("integer")
+        no_integers = False
+        if "not" in schema:
+            excluded = self.excluded_types(schema["not"], f"{pointer}/not")
+            no_integers = "integer" in excluded and "number" not in excluded
+            types -= excluded
+        if "multipleOf" in schema:
+            types &= {"integer", "number"} if types & {"integer", "number"} else set()
+            if "number" in types:  # multiples of an integer are integers
+                types = (types - {"number"}) | {"integer"}
         parts = []
         for t in ALL_TYPES + ("integer",):
             if t in types:
-                parts.append(getattr(self, f"t_{t}")(schema, pointer))
+                node = getattr(self, f"t_{t}")(schema, pointer)
+                if t == "number" and no_integers:  # numbers that are not integers
+                    node = ir.Embedded(intersect(compile_ir(node), _non_integral()))
+                parts.append(node)
         return ir.alt(*parts) if parts else ir.NOTHING
 
     # -- types ---------------------------------------------------------------------------------
@@ -159,8 +171,26 @@ class Translator:
     def t_boolean(self, schema: dict, pointer: str) -> ir.Node:
         return ir.alt(lexical.TRUE, lexical.FALSE)
 
+    def excluded_types(self, sub: Any, pointer: str) -> set[str]:
+        """`not` is enforced where it only excludes types ({"not": {"type": ...}})."""
+        if sub is True or sub == {}:
+            return set(ALL_TYPES) | {"integer"}
+        if isinstance(sub, dict) and set(sub) - ANNOTATIONS == {"type"}:
+            t = sub["type"]
+            out = {t} if isinstance(t, str) else set(t)
+            return out | ({"integer"} if "number" in out else set())
+        self.unsupported("not", pointer, "only type exclusions are enforced")
+        return set()
+
     def t_integer(self, schema: dict, pointer: str) -> ir.Node:
-        return integer_ir(*integer_bounds(schema, True))
+        node = integer_ir(*integer_bounds(schema, True))
+        k = schema.get("multipleOf")
+        if k is None:
+            return node
+        if not (isinstance(k, (int, float)) and float(k).is_integer() and 0 < k <= 10_000):
+            self.unsupported("multipleOf", f"{pointer}/multipleOf", "only integer divisors up to 10000")
+            return node
+        return ir.Embedded(intersect(compile_ir(node), multiple_of(int(k))))
 
     def t_number(self, schema: dict, pointer: str) -> ir.Node:
         lo, lo_ex, hi, hi_ex = integer_bounds(schema, False)
@@ -303,6 +333,13 @@ class Translator:
                 ptr, part = self.resolve(part["$ref"], ptr)
             merged = merge(merged, part, ptr, self)
         return self.value(merged, pointer)
+
+
+@lru_cache(maxsize=1)
+def _non_integral():
+    """Numbers with a non-zero fraction and no exponent: surely not integers (narrower than
+    all non-integers, never wider)."""
+    return compile_ir(parse_regex(r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"))
 
 
 def _with(rest: dict, branch: Any) -> Any:
