@@ -18,6 +18,10 @@ class GrammarError(ConstrainError):
     """A grammar source (regex, schema, Lark) is invalid."""
 
 
+class EmptyLanguageError(GrammarError):
+    """A pattern or rule matches no string at all."""
+
+
 class RegexSyntaxError(GrammarError):
     """A regular expression does not parse; `position` is the 0-based offset in the pattern."""
 

@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import GrammarError, LimitExceededError
+from ..errors import EmptyLanguageError, LimitExceededError
 from ..limits import Limits
 from .nfa import NFA
 
@@ -229,7 +229,7 @@ def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray, n_ca
     """Drop dead states, merge equivalent ones, renumber in BFS order from the start state."""
     live = _live_states(table, accepting)
     if not live[0]:
-        raise GrammarError("the pattern matches no string at all (its language is empty)")
+        raise EmptyLanguageError("the pattern matches no string at all (its language is empty)")
     live_arr = np.array(live, dtype=np.bool_)
     table = np.where((table >= 0) & live_arr[np.maximum(table, 0)], table, DEAD)
     from .minimize import equivalence_blocks  # numba loads on the first compile, not on import

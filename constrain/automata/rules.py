@@ -18,10 +18,10 @@ from typing import Iterable, Mapping, Optional
 
 import numpy as np
 
-from ..errors import GrammarError, LimitExceededError
+from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
-from .dfa import DFA, determinize
+from .dfa import DFA, determinize, minimize
 from .nfa import build_nfa
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
@@ -36,6 +36,7 @@ class RuleSet:
     calls: tuple[tuple[tuple[tuple[int, int], ...], ...], ...]
     start: int
     exits: tuple[np.ndarray, ...]  # per rule: bool per state, True if it can call or return
+    callees: tuple[tuple[int, ...], ...] = ()  # per rule: the rule id of each call column
 
     @property
     def n_rules(self) -> int:
@@ -66,7 +67,13 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
     callees = _callees(node)
     limits = Limits(max_nfa_states=max_nfa, max_dfa_states=max_dfa, max_compile_seconds=seconds)
     nfa = build_nfa(node, max_nfa, {name: k for k, name in enumerate(callees)})
-    return determinize(nfa, limits, n_calls=len(callees)), callees
+    try:
+        return determinize(nfa, limits, n_calls=len(callees)), callees
+    except EmptyLanguageError:
+        # A rule with no derivation at all (a `false` schema, an empty enum): one dead state.
+        # Callers prune calls to it; only an empty start rule is an error.
+        empty = DFA(np.zeros(256), np.full((1, 1), -1), np.zeros(1, dtype=np.bool_), np.zeros(len(callees)))
+        return empty, callees
 
 
 def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
@@ -76,6 +83,7 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
     ids = {name: k for k, name in enumerate(names)}
     dfas = []
     calls = []
+    callee_ids = []
     for name in names:
         try:
             dfa, callees = _rule_dfa(rules[name], limits.max_nfa_states, limits.max_dfa_states, limits.max_compile_seconds)
@@ -88,6 +96,7 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         rows = dfa.table.tolist()
         cc = dfa.call_classes.tolist()
         targets = [ids[c] for c in callees]
+        callee_ids.append(tuple(targets))
         calls.append(tuple(
             tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0)
             for q in range(dfa.n_states)
@@ -96,14 +105,51 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         np.array([bool(calls[r][q]) or bool(dfas[r].accepting[q]) for q in range(dfas[r].n_states)], dtype=np.bool_)
         for r in range(len(names))
     )
-    rs = RuleSet(names, tuple(dfas), tuple(calls), ids[start], exits)
-    _check_productive(rs)
+    rs = RuleSet(names, tuple(dfas), tuple(calls), ids[start], exits, tuple(callee_ids))
+    productive = _productive(rs)
+    if not productive[rs.start]:
+        raise GrammarError("the grammar accepts no document at all (its start rule derives nothing)")
+    if not all(productive):
+        rs = _prune(rs, productive)
     _check_no_left_recursion(rs)
     return rs
 
 
-def _check_productive(rs: RuleSet) -> None:
-    """Every rule must derive at least one string (else its calls are dead ends)."""
+def _prune(rs: RuleSet, productive: list[bool]) -> RuleSet:
+    """Drop calls of rules that derive nothing (e.g. a `false` branch), then re-trim each DFA so
+    that every remaining state can still complete."""
+    dfas, calls = [], []
+    for r, dfa in enumerate(rs.dfas):
+        dead_cols = sorted({int(dfa.call_classes[k]) for k, callee in enumerate(_callee_ids(rs, r)) if not productive[callee]})
+        if not productive[r] or not dead_cols:
+            dfas.append(dfa)
+            calls.append(rs.calls[r])
+            continue
+        table = dfa.table.copy()
+        table[:, dead_cols] = -1
+        classes = np.concatenate([dfa.byte_classes, dfa.call_classes])
+        new = minimize(classes, table, dfa.accepting, len(dfa.call_classes))
+        dfas.append(new)
+        rows = new.table.tolist()
+        cc = new.call_classes.tolist()
+        targets = _callee_ids(rs, r)
+        calls.append(tuple(
+            tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0)
+            for q in range(new.n_states)
+        ))
+    exits = tuple(
+        np.array([bool(calls[r][q]) or bool(dfas[r].accepting[q]) for q in range(dfas[r].n_states)], dtype=np.bool_)
+        for r in range(rs.n_rules)
+    )
+    return RuleSet(rs.names, tuple(dfas), tuple(calls), rs.start, exits, rs.callees)
+
+
+def _callee_ids(rs: RuleSet, r: int) -> tuple[int, ...]:
+    return rs.callees[r]
+
+
+def _productive(rs: RuleSet) -> list[bool]:
+    """Which rules derive at least one string (the others' calls are dead ends)."""
     byte_succ = []
     for dfa in rs.dfas:
         cols = np.unique(dfa.byte_classes)
@@ -126,9 +172,7 @@ def _check_productive(rs: RuleSet) -> None:
                     if t not in seen:
                         seen.add(t)
                         todo.append(t)
-    dead = [rs.names[r] for r in range(rs.n_rules) if not productive[r]]
-    if dead:
-        raise GrammarError(f"rules that derive no string at all: {', '.join(dead)}")
+    return productive
 
 
 def _nullable(rs: RuleSet) -> list[bool]:

@@ -152,7 +152,20 @@ def test_forced_bytes_through_rules(llama3):
 def test_left_recursion_and_dead_rules_are_rejected(llama3):
     with pytest.raises(GrammarError, match="left-recursive"):
         compile_rules({"e": ir.alt(ir.concat(ir.RuleRef("e"), ir.literal("+1")), ir.literal("1"))}, "e")
-    with pytest.raises(GrammarError, match="derive no string"):
+    with pytest.raises(GrammarError, match="accepts no document"):
         compile_rules({"s": ir.concat(ir.literal("a"), ir.RuleRef("s"))}, "s")
     with pytest.raises(GrammarError, match="unknown rule"):
         compile_rules({"s": ir.RuleRef("nope")}, "s")
+
+
+def test_rules_that_derive_nothing_are_pruned(llama3):
+    """A branch through a rule with no finite derivation is dropped, not an error, and the
+    states that only led there are gone (every remaining state can complete)."""
+    rules = {
+        "start": ir.alt(ir.literal("x"), ir.concat(ir.literal("y"), ir.RuleRef("dead"))),
+        "dead": ir.concat(ir.literal("a"), ir.RuleRef("dead")),
+    }
+    g = _grammar(llama3, rules, "start")
+    assert g.accepts("x") and not g.accepts("y") and not g.accepts("ya")
+    m = Matcher(g)
+    assert llama3.token_id("y") not in set(m.allowed_token_ids().tolist())

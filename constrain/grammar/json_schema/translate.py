@@ -89,7 +89,10 @@ class Translator:
         frag = urllib.parse.unquote(ref[1:])
         node = self.root
         if frag and not frag.startswith("/"):
-            raise UnsupportedSchemaError("$ref", pointer, f"anchor references like {ref!r} are not supported")
+            anchored = self._anchors().get(frag)
+            if anchored is None:
+                raise SchemaError(f"$ref {ref!r}: no $anchor {frag!r} in this schema", pointer)
+            return anchored
         for part in frag.split("/")[1:] if frag else []:
             part = part.replace("~1", "/").replace("~0", "~")
             if isinstance(node, dict) and part in node:
@@ -99,6 +102,25 @@ class Translator:
             else:
                 raise SchemaError(f"$ref {ref!r} points nowhere", pointer)
         return "#" + frag, node
+
+    def _anchors(self) -> dict[str, tuple[str, Any]]:
+        """`$anchor` name -> (pointer, schema), found once in the whole document. Schemas that
+        set their own `$id` start another resource: anchors there are not ours to resolve."""
+        if not hasattr(self, "_anchor_map"):
+            found: dict[str, tuple[str, Any]] = {}
+            todo = [("#", self.root)]
+            while todo:
+                ptr, node = todo.pop()
+                if isinstance(node, dict):
+                    if isinstance(node.get("$anchor"), str) and ("$id" not in node or ptr == "#"):
+                        found.setdefault(node["$anchor"], (ptr, node))
+                    for k, v in node.items():
+                        if k not in ("enum", "const") and not ("$id" in v if isinstance(v, dict) else False):
+                            todo.append((f"{ptr}/{_escape(k)}", v))
+                elif isinstance(node, list):
+                    todo.extend((f"{ptr}/{i}", v) for i, v in enumerate(node))
+            self._anchor_map = found
+        return self._anchor_map
 
     # -- a schema ------------------------------------------------------------------------------
     def value(self, schema: Any, pointer: str) -> ir.Node:
