@@ -40,3 +40,13 @@ def test_import_is_light(tmp_path):
     code = "import sys, constrain; print(','.join(m for m in ('torch','numba','transformers') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert out.stdout.strip() == ""
+
+
+def test_every_source_package_is_installed():
+    """A package folder missing from pyproject's list would be left out of the wheel."""
+    import importlib
+
+    root = Path(__file__).resolve().parents[1]
+    for init in sorted((root / "constrain").rglob("__init__.py")):
+        name = ".".join(init.parent.relative_to(root).parts)
+        importlib.import_module(name)
