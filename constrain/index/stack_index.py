@@ -16,6 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..automata.rules import RuleSet, StackSemantics
+from .trie import TokenTrie
 from .vocab_index import VocabIndex
 
 _BOUNDARY_BUFFER = 4096
@@ -78,7 +79,7 @@ class StackTokenAutomaton:
             "rows_cached": len(self._rows),
             "inner_rows_cached": len(self._inner),
             "row_memory_bytes": sum(r.nbytes for r in self._rows.values())
-            + sum(w.nbytes for w, _, _ in self._inner.values()),
+            + sum(hit[0].nbytes for hit in self._inner.values()),
             "trie_nodes_visited": self.nodes_visited,
         }
 
@@ -91,12 +92,15 @@ class StackTokenAutomaton:
         row.setflags(write=False)
         return row
 
-    def _walk(self, r: int, q: int, first: int, last: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _walk(self, r: int, q: int, first: int, last: int, t: TokenTrie, words: Optional[np.ndarray] = None):
+        """(tokens read inside rule r from q over trie nodes first..last-1, boundary nodes,
+        boundary states)."""
         from .walk import walk_subtree
 
-        t = self.index.trie
         dfa = self.rules.dfas[r]
-        words = np.zeros(t.n_words, dtype=np.uint32)
+        if words is None:
+            words = np.zeros(t.n_words, dtype=np.uint32)
+        base = words.copy()
         cap = _BOUNDARY_BUFFER
         while True:
             b_nodes = np.empty(cap, dtype=np.int32)
@@ -109,51 +113,61 @@ class StackTokenAutomaton:
             if n <= cap:
                 self.nodes_visited += last - first
                 return words, b_nodes[:n].copy(), b_states[:n].copy()
-            words[:] = 0
+            words[:] = base
             cap *= 8
 
-    def _inner_for(self, r: int, q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Tokens readable inside rule r from q, over the whole trie (cached per (r, q))."""
+    def _inner_for(self, r: int, q: int):
+        """Tokens readable inside rule r from q over the whole vocabulary, cached per (r, q):
+        (words, boundary nodes, boundary states, index of the trie the nodes belong to). Where a
+        free-text slice loops at q, its tokens are OR-ed in and only the rest trie is walked."""
         hit = self._inner.get((r, q))
         if hit is None:
-            hit = self._walk(r, q, 1, self.index.trie.n_nodes)
+            dfa = self.rules.dfas[r]
+            trie_id, trie, words = 0, self.index.trie, None
+            for k, sl in enumerate(self.index.slices):
+                if sl.loops_at(dfa.byte_classes, dfa.table, q):
+                    trie_id, trie, words = k + 1, sl.rest, sl.mask.copy()
+                    break
+            hit = (*self._walk(r, q, 1, trie.n_nodes, trie, words), trie_id)
             with self._lock:
                 self._inner.setdefault((r, q), hit)
         return hit
 
     def _compute(self, state: frozenset) -> np.ndarray:
         sem = self.semantics
-        trie = self.index.trie
-        words = np.zeros(trie.n_words, dtype=np.uint32)
-        seen: set[tuple[int, tuple]] = set()
-        work: list[tuple[int, tuple]] = []  # (node, top) walks still to do; node 0 = whole trie
+        tries = [self.index.trie] + [sl.rest for sl in self.index.slices]
+        words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
+        seen: set[tuple[int, int, tuple]] = set()
+        # (trie, node, top) walks still to do; node 0 = the whole vocabulary from the root.
+        work: list[tuple[int, int, tuple]] = []
         complete = False
         rows, classes = sem.rows, sem.classes
-        depths, node_bytes = self.index.trie.depth, self.index.trie.byte
         for stack in state:
             tops, done = sem.closure(stack)
             complete |= done
-            work.extend((0, top) for top in tops)
+            work.extend((0, 0, top) for top in tops)
         while work:
-            node, top = work.pop()
-            if (node, top) in seen:
+            item = work.pop()
+            if item in seen:
                 continue
-            seen.add((node, top))
+            seen.add(item)
+            tid, node, top = item
             r, q, parent, depth = top
             if node == 0:
-                inner, b_nodes, b_states = self._inner_for(r, q)
+                inner, b_nodes, b_states, tid = self._inner_for(r, q)
             else:
-                inner, b_nodes, b_states = self._walk(r, q, node, int(trie.end[node]))
+                inner, b_nodes, b_states = self._walk(r, q, node, int(tries[tid].end[node]), tries[tid])
             words |= inner
+            trie = tries[tid]
             for n2, q2 in zip(b_nodes.tolist(), b_states.tolist()):
-                if node == 0 and q2 == q and depths[n2] == 1:
+                if node == 0 and q2 == q and trie.depth[n2] == 1:
                     continue  # first bytes: every expansion of `top` is already in the work list
                 here = (r, q2, parent, depth)
-                byte = node_bytes[n2]
+                byte = trie.byte[n2]
                 for other in sem.closure(here)[0]:
                     # Only tops that can read the boundary's byte are worth a walk.
                     if other != here and rows[other[0]][other[1]][classes[other[0]][byte]] >= 0:
-                        work.append((n2, other))
+                        work.append((tid, n2, other))
         row = self._finish(words, complete)
         with self._lock:
             self._rows.setdefault(state, row)
