@@ -12,6 +12,7 @@ Benchmark scripts run as `python benchmarks/<name>.py`, so `benchmarks/` is sys.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 import tempfile
@@ -85,6 +86,15 @@ class Engine:
     def reset(self, m: Any) -> None:
         m.reset()
 
+    # JSON Schema (benchmarks/jsonschema.py): every engine in compact form (no whitespace between
+    # tokens, "," and ":" separators) with JSON Schema's own semantics for unlisted properties.
+    def compile_json_schema(self, schema: Any) -> Any:
+        raise NotImplementedError(f"{self.name} has no JSON Schema adapter")
+
+    def accepts_document(self, grammar: Any, text: str, tokens: list[int]) -> bool:
+        """Is `text` (whose tokens are `tokens`) a complete document of `grammar`?"""
+        raise NotImplementedError
+
     def first_mask(self, pattern: str, buf: Any) -> tuple[int, Any, Any]:
         """(ns from regex text to the first mask filled, grammar, matcher)."""
         self.clear()
@@ -116,6 +126,12 @@ class ConstrainEngine(Engine):
     def matcher(self, g):
         return self._Matcher(g)
 
+    def compile_json_schema(self, schema):
+        return self.compiler.compile_json_schema(schema)  # defaults: compact, strict
+
+    def accepts_document(self, g, text, tokens):
+        return g.accepts(text.encode("utf-8"))
+
 
 class XGrammarEngine(Engine):
     name = "xgrammar"
@@ -135,6 +151,16 @@ class XGrammarEngine(Engine):
 
     def matcher(self, g):
         return self.xgr.GrammarMatcher(g)
+
+    def compile_json_schema(self, schema):
+        # strict_mode=False: XGrammar's strict mode would forbid unlisted properties by default.
+        return self.compiler.compile_json_schema(
+            json.dumps(schema), any_whitespace=False, separators=(",", ":"), strict_mode=False
+        )
+
+    def accepts_document(self, g, text, tokens):
+        m = self.xgr.GrammarMatcher(g)
+        return bool(m.accept_string(text)) and m.is_completed()
 
 
 class LLGuidanceEngine(Engine):
@@ -160,6 +186,16 @@ class LLGuidanceEngine(Engine):
         if m.is_error():
             raise ValueError(m.get_error())
         return m
+
+    def compile_json_schema(self, schema):
+        return self.llg.LLMatcher.grammar_from_json_schema(
+            json.dumps(schema),
+            defaults={"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},
+        )
+
+    def accepts_document(self, g, text, tokens):
+        m = self.matcher(g)
+        return bool(m.consume_tokens(tokens)) and not m.is_error() and m.is_accepting()
 
     def fill(self, m, buf):
         self._fill(m, buf, 0)

@@ -76,3 +76,42 @@ def intersect(a: DFA, b: DFA, limits: Optional[Limits] = None) -> DFA:
 def difference(a: DFA, b: DFA, limits: Optional[Limits] = None) -> DFA:
     """Strings of `a` that are not in `b`. Raises GrammarError if there are none."""
     return _product(a, b, True, lambda x, y: x and not y, limits or Limits())
+
+
+def bounded_repeat(unit: DFA, lo: int, hi: Optional[int], limits: Optional[Limits] = None) -> DFA:
+    """The DFA of unit{lo,hi} for a *prefix-free* unit language with one accepting state that
+    has no outgoing transitions (one character in some encoding): built directly as
+    (count, unit state) pairs, with no subset construction, so long bounds (maxLength 1024)
+    stay cheap."""
+    limits = limits or Limits()
+    acc = np.nonzero(unit.accepting)[0]
+    if len(acc) != 1 or (unit.table[acc[0]] >= 0).any() or unit.accepting[0]:
+        raise ValueError("bounded_repeat needs a prefix-free unit with a single final state")
+    f = int(acc[0])
+    inner = [q for q in range(unit.n_states) if q != f]
+    pos = {q: i for i, q in enumerate(inner)}
+    m = len(inner)
+    if hi is None:
+        counts = lo + 1  # the last count loops: "lo or more"
+    else:
+        counts = hi + 1
+    n = counts * m
+    if n > limits.max_dfa_states:
+        raise LimitExceededError("DFA size (states)", limits.max_dfa_states, "Limits(max_dfa_states=...)")
+    u = unit.table[inner]  # (m, k): next unit state per class
+    nxt_inner = np.where(u >= 0, np.vectorize(lambda t: pos.get(int(t), -1))(np.maximum(u, 0)), -1)
+    done = u == f
+    table = np.full((counts, m, unit.n_classes), DEAD, dtype=np.int64)
+    for i in range(counts):
+        base = i * m
+        stay = np.where(nxt_inner >= 0, base + nxt_inner, DEAD)
+        if hi is None and i == counts - 1:
+            finish = base + pos[0]  # lo or more: stay at the last count
+        elif i + 1 < counts:
+            finish = (i + 1) * m + pos[0]
+        else:
+            finish = DEAD  # hi characters already
+        table[i] = np.where(done, finish, stay)
+    accepting = np.zeros((counts, m), dtype=np.bool_)
+    accepting[lo:, pos[0]] = True
+    return minimize(unit.byte_classes, table.reshape(n, unit.n_classes), accepting.reshape(n))

@@ -79,8 +79,25 @@ def encode(node: ir.Node, canonical: bool = False) -> ir.Node:
 
 
 def string_body(min_len: int = 0, max_len: Optional[int] = None, canonical: bool = False) -> ir.Node:
-    """The inside of a JSON string of min_len..max_len characters (any characters)."""
-    return ir.repeat(encode_chars(ANY_CHAR, canonical), min_len, max_len)
+    """The inside of a JSON string of min_len..max_len characters (any characters). Bounded
+    lengths count characters with a direct (count, position-in-character) automaton."""
+    if min_len == 0 and max_len is None:
+        return ir.repeat(encode_chars(ANY_CHAR, canonical), 0, None)
+    return ir.Embedded(_bounded_body(min_len, max_len, canonical))
+
+
+@lru_cache(maxsize=256)
+def _char_dfa(canonical: bool):
+    from ...automata import compile_ir
+
+    return compile_ir(encode_chars(ANY_CHAR, canonical))
+
+
+@lru_cache(maxsize=256)
+def _bounded_body(min_len: int, max_len: Optional[int], canonical: bool):
+    from ...automata.algebra import bounded_repeat
+
+    return bounded_repeat(_char_dfa(canonical), min_len, max_len)
 
 
 def quoted(body: ir.Node) -> ir.Node:

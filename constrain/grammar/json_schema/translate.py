@@ -16,7 +16,7 @@ from typing import Any, Optional
 from ...automata import compile_ir, ir, parse_regex
 from ...automata.algebra import intersect
 from ...automata.numeric import multiple_of
-from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
+from ...errors import ConstrainError, EmptyLanguageError, SchemaError, UnsupportedSchemaError
 from . import containers, lexical
 from .any_value import json_value_rules
 from .formats import FORMATS
@@ -55,6 +55,8 @@ class Translator:
         self.annotations: list[str] = []
         self._any: Optional[ir.RuleRef] = None
         self._depth = 0
+        dialect = root.get("$schema", "") if isinstance(root, dict) else ""
+        self.legacy_refs = isinstance(dialect, str) and any(f"draft-0{d}" in dialect for d in "3467")
 
     # -- entry ---------------------------------------------------------------------------------
     def translate(self) -> tuple[dict[str, ir.Node], str]:
@@ -145,7 +147,7 @@ class Translator:
         if "$ref" in schema:
             target_ptr, target = self.resolve(schema["$ref"], pointer)
             siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
-            if not siblings:
+            if not siblings or self.legacy_refs:  # drafts 4-7 ignore keywords beside $ref
                 return self.rule(target_ptr, target)
             return self.all_of([target, siblings], [target_ptr, pointer], pointer)
         if "allOf" in schema:
@@ -173,10 +175,8 @@ class Translator:
             excluded = self.excluded_types(schema["not"], f"{pointer}/not")
             no_integers = "integer" in excluded and "number" not in excluded
             types -= excluded
-        if "multipleOf" in schema:
-            types &= {"integer", "number"} if types & {"integer", "number"} else set()
-            if "number" in types:  # multiples of an integer are integers
-                types = (types - {"number"}) | {"integer"}
+        if "multipleOf" in schema and "number" in types and _integral_divisor(schema["multipleOf"]):
+            types = (types - {"number"}) | {"integer"}  # multiples of an integer are integers
         parts = []
         for t in ALL_TYPES + ("integer",):
             if t in types:
@@ -209,12 +209,17 @@ class Translator:
         k = schema.get("multipleOf")
         if k is None:
             return node
-        if not (isinstance(k, (int, float)) and float(k).is_integer() and 0 < k <= 10_000):
+        if not _integral_divisor(k):
             self.unsupported("multipleOf", f"{pointer}/multipleOf", "only integer divisors up to 10000")
             return node
-        return ir.Embedded(intersect(compile_ir(node), multiple_of(int(k))))
+        try:
+            return ir.Embedded(intersect(compile_ir(node), multiple_of(int(k))))
+        except EmptyLanguageError:
+            return ir.NOTHING
 
     def t_number(self, schema: dict, pointer: str) -> ir.Node:
+        if "multipleOf" in schema:
+            self.unsupported("multipleOf", f"{pointer}/multipleOf", "only integer divisors up to 10000")
         lo, lo_ex, hi, hi_ex = integer_bounds(schema, False)
         if lo is None and hi is None:
             return lexical.NUMBER
@@ -243,9 +248,12 @@ class Translator:
         # Lengths and patterns multiply spellings: here strings are spelled canonically.
         body: ir.Node = lexical.string_body(lo, hi, canonical=True)
         if decoded:
-            dfa = compile_ir(body)
-            for node in decoded:
-                dfa = intersect(dfa, compile_ir(lexical.encode(node, canonical=True)))
+            try:
+                dfa = compile_ir(body)
+                for node in decoded:
+                    dfa = intersect(dfa, compile_ir(lexical.encode(node, canonical=True)))
+            except EmptyLanguageError:
+                return ir.NOTHING  # no string satisfies all of them: this type is impossible
             body = ir.Embedded(dfa)
         return lexical.quoted(body)
 
@@ -364,6 +372,10 @@ def _non_integral():
     return compile_ir(parse_regex(r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"))
 
 
+def _integral_divisor(k: Any) -> bool:
+    return isinstance(k, (int, float)) and not isinstance(k, bool) and float(k).is_integer() and 0 < k <= 10_000
+
+
 def _with(rest: dict, branch: Any) -> Any:
     """A oneOf branch seen together with its siblings (for the disjointness check only)."""
     if not rest or not isinstance(branch, dict):
@@ -400,9 +412,12 @@ def json_literal(value: Any) -> ir.Node:
     """The compact JSON of `value` (strings in every spelling)."""
     if isinstance(value, str):
         return lexical.string_literal(value, canonical=True)
-    if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
-        if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-            return ir.alt(ir.literal(json.dumps(value)), ir.literal(str(int(value))))
+    if isinstance(value, bool) or value is None:
+        return ir.literal(json.dumps(value))
+    if isinstance(value, (int, float)):
+        if float(value).is_integer() and abs(value) < 2**63:
+            # 1, 1.0 and 1.00 are the same number to JSON Schema (and 0 is also -0).
+            return integer_ir(int(value), False, int(value), False)
         return ir.literal(json.dumps(value))
     if isinstance(value, list):
         items = [json_literal(v) for v in value]
