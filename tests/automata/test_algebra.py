@@ -69,3 +69,17 @@ def test_embedded_dfa_inside_larger_expressions(s):
     dfa = compile_ir(node)
     expected = re.fullmatch(r"((ab)*-){0,3}((ab)*)?", s) is not None
     assert _in(dfa, s) == expected
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 0), (0, 3), (2, 5), (3, None), (0, None), (1, 300)])
+@settings(max_examples=60, deadline=None)
+@given(st.text(st.sampled_from(["a", "é", "中", "😀", '"', "\\"]), max_size=8))
+def test_bounded_repeat_counts_characters(lo, hi, s):
+    from constrain.automata.algebra import bounded_repeat
+
+    unit = regex_to_dfa(r'[^"\\]|\\\\')  # one character: prefix-free, one final state
+    dfa = bounded_repeat(unit, lo, hi)
+    chars = s.replace("\\", "\\\\")
+    n = len(s)
+    expected = '"' not in s and lo <= n and (hi is None or n <= hi)
+    assert _in(dfa, chars) == expected
