@@ -11,6 +11,18 @@ import numba
 import numpy as np
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark_tokens(i, tok1, tok_ptr, tok_ids, out):
+    """OR in the bits of the token(s) ending at trie node i."""
+    t = tok1[i]
+    if t >= 0:
+        out[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
+    elif t == -2:
+        for k in range(tok_ptr[i], tok_ptr[i + 1]):
+            u = tok_ids[k]
+            out[u >> 5] |= np.uint32(1) << np.uint32(u & 31)
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def walk_trie(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, table, start_state, out):
     """OR into `out` (uint32 words) the bit of every token readable from `start_state`.
@@ -30,13 +42,7 @@ def walk_trie(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, tabl
             i = end[i]
             continue
         states[d] = s
-        t = tok1[i]
-        if t >= 0:
-            out[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-        elif t == -2:
-            for k in range(tok_ptr[i], tok_ptr[i + 1]):
-                u = tok_ids[k]
-                out[u >> 5] |= np.uint32(1) << np.uint32(u & 31)
+        _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
         i += 1
     return visited
 
@@ -71,12 +77,6 @@ def walk_subtree(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, t
             i = end[i]
             continue
         states[d] = s
-        t = tok1[i]
-        if t >= 0:
-            out[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
-        elif t == -2:
-            for k in range(tok_ptr[i], tok_ptr[i + 1]):
-                u = tok_ids[k]
-                out[u >> 5] |= np.uint32(1) << np.uint32(u & 31)
+        _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
         i += 1
     return n_b

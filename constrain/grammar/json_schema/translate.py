@@ -8,7 +8,6 @@ UnsupportedSchemaError (strict) or relaxed and recorded (strict=False).
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 from functools import lru_cache
 from typing import Any, Optional
@@ -16,32 +15,16 @@ from typing import Any, Optional
 from ...automata import compile_ir, ir, parse_regex
 from ...automata.algebra import intersect
 from ...automata.numeric import multiple_of
-from ...errors import ConstrainError, EmptyLanguageError, SchemaError, UnsupportedSchemaError
+from ...errors import EmptyLanguageError, SchemaError, UnsupportedSchemaError
 from . import containers, lexical
 from .any_value import json_value_rules
+from .combinators import disjoint, merge
 from .formats import FORMATS
+from .keywords import ALL_TYPES, ANNOTATIONS, KNOWN_UNSUPPORTED
+from .literals import json_literal
+from .patterns import search_pattern
 from .numbers import decimal_ir, integer_bounds, integer_ir, is_integral
 from .options import JsonSchemaOptions
-
-ANNOTATIONS = {
-    "title", "description", "default", "examples", "$comment", "$schema", "$id", "id", "deprecated",
-    "readOnly", "writeOnly", "$anchor", "$defs", "definitions", "contentMediaType",
-    "contentEncoding", "contentSchema", "$vocabulary", "$dynamicAnchor", "example", "discriminator",
-    "nullable", "xml", "externalDocs",
-}
-ENFORCED = {
-    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
-    "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "oneOf", "allOf", "$ref",
-    "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "uniqueItems", "multipleOf", "not",
-}
-KNOWN_UNSUPPORTED = {
-    "if", "then", "else", "patternProperties", "propertyNames", "dependencies",
-    "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems",
-    "contains", "minContains", "maxContains", "minProperties", "maxProperties",
-    "$dynamicRef", "$recursiveRef", "$recursiveAnchor",
-}
-ALL_TYPES = ("object", "array", "string", "number", "boolean", "null")
 
 
 class Translator:
@@ -236,7 +219,7 @@ class Translator:
             return ir.NOTHING
         decoded: list[ir.Node] = []
         if "pattern" in schema:
-            decoded.append(self.pattern(schema["pattern"], f"{pointer}/pattern"))
+            decoded.append(search_pattern(schema["pattern"], f"{pointer}/pattern"))
         fmt = schema.get("format")
         if fmt is not None:
             if fmt in FORMATS:
@@ -256,21 +239,6 @@ class Translator:
                 return ir.NOTHING  # no string satisfies all of them: this type is impossible
             body = ir.Embedded(dfa)
         return lexical.quoted(body)
-
-    def pattern(self, pattern: str, pointer: str) -> ir.Node:
-        """ECMA-262 `pattern` semantics: a search, unless anchored with ^ / $."""
-        if not isinstance(pattern, str):
-            raise SchemaError("pattern must be a string", pointer)
-        try:
-            node = parse_regex(pattern)
-        except ConstrainError as exc:
-            raise UnsupportedSchemaError("pattern", pointer, str(exc)) from None
-        if _top_level_alternation(pattern) and ("^" in pattern or "$" in pattern):
-            raise UnsupportedSchemaError("pattern", pointer, "anchors inside a top-level alternation")
-        anything = ir.repeat(ir.Chars(lexical.ANY_CHAR), 0, None)
-        start = ir.EMPTY if pattern.startswith("^") else anything
-        end = ir.EMPTY if pattern.endswith("$") and not pattern.endswith("\\$") else anything
-        return ir.concat(start, node, end)
 
     def t_array(self, schema: dict, pointer: str) -> ir.Node:
         items = schema.get("items")
@@ -345,7 +313,7 @@ class Translator:
     def any_of(self, schema: dict, key: str, pointer: str) -> ir.Node:
         branches = schema[key]
         rest = {k: v for k, v in schema.items() if k != key}
-        if key == "oneOf" and not _disjoint([_with(rest, b) for b in branches], self):
+        if key == "oneOf" and not disjoint([_with(rest, b) for b in branches], self):
             self.unsupported("oneOf", f"{pointer}/oneOf", "branches may overlap (only disjoint branches are exact)")
         parts = []
         for i, branch in enumerate(branches):
@@ -387,170 +355,4 @@ def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _top_level_alternation(pattern: str) -> bool:
-    depth, i, in_class = 0, 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return True
-        i += 1
-    return False
 
-
-def json_literal(value: Any) -> ir.Node:
-    """The compact JSON of `value` (strings in every spelling)."""
-    if isinstance(value, str):
-        return lexical.string_literal(value, canonical=True)
-    if isinstance(value, bool) or value is None:
-        return ir.literal(json.dumps(value))
-    if isinstance(value, (int, float)):
-        if float(value).is_integer() and abs(value) < 2**63:
-            # 1, 1.0 and 1.00 are the same number to JSON Schema (and 0 is also -0).
-            return integer_ir(int(value), False, int(value), False)
-        return ir.literal(json.dumps(value))
-    if isinstance(value, list):
-        items = [json_literal(v) for v in value]
-        body = []
-        for i, item in enumerate(items):
-            body += [ir.literal(",")] if i else []
-            body.append(item)
-        return ir.concat(ir.literal("["), *body, ir.literal("]"))
-    if isinstance(value, dict):
-        body = []
-        for i, (k, v) in enumerate(value.items()):
-            body += [ir.literal(",")] if i else []
-            body += [lexical.string_literal(k, canonical=True), ir.literal(":"), json_literal(v)]
-        return ir.concat(ir.literal("{"), *body, ir.literal("}"))
-    raise SchemaError(f"not a JSON value: {value!r}")
-
-
-def _types_of(schema: Any, tr: Translator, depth: int = 0) -> set[str]:
-    """The JSON types a schema can produce (over-approximated)."""
-    if schema is True or depth > 20:
-        return set(ALL_TYPES)
-    if schema is False:
-        return set()
-    if not isinstance(schema, dict):
-        return set(ALL_TYPES)
-    if "$ref" in schema:
-        try:
-            return _types_of(tr.resolve(schema["$ref"], "#")[1], tr, depth + 1)
-        except ConstrainError:
-            return set(ALL_TYPES)
-    if "const" in schema or "enum" in schema:
-        values = [schema["const"]] if "const" in schema else schema["enum"]
-        return {_type_name(v) for v in values}
-    types = schema.get("type", ALL_TYPES)
-    out = {"number" if t == "integer" else t for t in ([types] if isinstance(types, str) else types)}
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            sub = set().union(*(_types_of(b, tr, depth + 1) for b in schema[key]))
-            out &= sub
-    return out
-
-
-def _type_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
-
-
-def _disjoint(branches: list, tr: Translator) -> bool:
-    """True if no JSON value can satisfy two branches: distinct types, or distinct constants."""
-    seen: set[str] = set()
-    consts: list = []
-    for b in branches:
-        if isinstance(b, dict) and ("const" in b or "enum" in b) and not ("anyOf" in b or "oneOf" in b):
-            values = [b["const"]] if "const" in b else list(b["enum"])
-            for v in values:
-                if any(v == c and type(v) is type(c) for c in consts):
-                    return False
-            consts += values
-            continue
-        types = _types_of(b, tr)
-        if types & seen:
-            return False
-        seen |= types
-    const_types = {_type_name(v) for v in consts}
-    return not (const_types & seen)
-
-
-_MERGE_MIN = ("minLength", "minItems", "minProperties")
-_MERGE_MAX = ("maxLength", "maxItems", "maxProperties")
-
-
-def merge(a: Any, b: Any, pointer: str, tr: Translator) -> Any:
-    """One schema equivalent to allOf[a, b] for the keywords we can combine exactly."""
-    if a is True:
-        return b
-    if b is True:
-        return a
-    if a is False or b is False:
-        return False
-    if not isinstance(a, dict) or not isinstance(b, dict):
-        raise SchemaError("allOf members must be schemas", pointer)
-    # `items` means something else next to `prefixItems` (so does `additionalItems` next to a
-    # tuple `items`): a keyword must not meet, in the merge, the context it did not have.
-    for context, dependent in (("prefixItems", "items"), ("items", "additionalItems")):
-        for x, y in ((a, b), (b, a)):
-            if dependent in x and context not in x and context in y:
-                tr.unsupported("allOf", pointer, f"{dependent!r} and {context!r} from different subschemas")
-    out = dict(a)
-    for key, bv in b.items():
-        if key in ANNOTATIONS:
-            continue
-        if key not in out:
-            out[key] = bv
-            continue
-        av = out[key]
-        if av == bv:
-            continue
-        if key == "type":
-            at = {av} if isinstance(av, str) else set(av)
-            bt = {bv} if isinstance(bv, str) else set(bv)
-            both = (at & bt) | ({"integer"} if ("integer" in at and "number" in bt) or ("number" in at and "integer" in bt) else set())
-            out[key] = sorted(both)
-        elif key == "required":
-            out[key] = list(dict.fromkeys(list(av) + list(bv)))
-        elif key == "properties":
-            props = dict(av)
-            for k, sub in bv.items():
-                props[k] = merge(props[k], sub, f"{pointer}/properties/{k}", tr) if k in props else sub
-            out[key] = props
-        elif key in _MERGE_MIN or key in ("minimum",):
-            out[key] = max(av, bv)
-        elif key in _MERGE_MAX or key in ("maximum",):
-            out[key] = min(av, bv)
-        elif key == "enum":
-            out[key] = [v for v in av if v in bv]
-        else:
-            tr.unsupported("allOf", pointer, f"cannot combine two different {key!r} keywords")
-    # additionalProperties is relative to each side's own properties: a side that restricts
-    # other keys restricts the properties only the other side names.
-    for side, other in ((a, b), (b, a)):
-        addl = side.get("additionalProperties", True)
-        if addl is not True and isinstance(other.get("properties"), dict):
-            own = side.get("properties", {})
-            for k in other["properties"]:
-                if k not in own:
-                    props = dict(out.get("properties", {}))
-                    props[k] = merge(props.get(k, True), addl, f"{pointer}/properties/{k}", tr)
-                    out["properties"] = props
-    if "additionalProperties" in a and "additionalProperties" in b:
-        out["additionalProperties"] = merge(a["additionalProperties"], b["additionalProperties"], pointer, tr)
-    return out

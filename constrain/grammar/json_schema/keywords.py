@@ -1,0 +1,23 @@
+"""Which JSON Schema keywords are annotations, which we enforce, which we refuse."""
+
+from __future__ import annotations
+
+ANNOTATIONS = {
+    "title", "description", "default", "examples", "$comment", "$schema", "$id", "id", "deprecated",
+    "readOnly", "writeOnly", "$anchor", "$defs", "definitions", "contentMediaType",
+    "contentEncoding", "contentSchema", "$vocabulary", "$dynamicAnchor", "example", "discriminator",
+    "nullable", "xml", "externalDocs",
+}
+ENFORCED = {
+    "type", "enum", "const", "properties", "required", "additionalProperties", "items",
+    "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "oneOf", "allOf", "$ref",
+    "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+    "exclusiveMaximum", "uniqueItems", "multipleOf", "not",
+}
+KNOWN_UNSUPPORTED = {
+    "if", "then", "else", "patternProperties", "propertyNames", "dependencies",
+    "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems",
+    "contains", "minContains", "maxContains", "minProperties", "maxProperties",
+    "$dynamicRef", "$recursiveRef", "$recursiveAnchor",
+}
+ALL_TYPES = ("object", "array", "string", "number", "boolean", "null")

@@ -1,0 +1,40 @@
+"""JSON values as IR: what `const` and `enum` allow."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...automata import ir
+from ...errors import SchemaError
+from . import lexical
+from .numbers import integer_ir
+
+
+def json_literal(value: Any) -> ir.Node:
+    """The compact JSON of `value` (strings in every spelling)."""
+    if isinstance(value, str):
+        return lexical.string_literal(value, canonical=True)
+    if isinstance(value, bool) or value is None:
+        return ir.literal(json.dumps(value))
+    if isinstance(value, (int, float)):
+        if float(value).is_integer() and abs(value) < 2**63:
+            # 1, 1.0 and 1.00 are the same number to JSON Schema (and 0 is also -0).
+            return integer_ir(int(value), False, int(value), False)
+        return ir.literal(json.dumps(value))
+    if isinstance(value, list):
+        items = [json_literal(v) for v in value]
+        body = []
+        for i, item in enumerate(items):
+            body += [ir.literal(",")] if i else []
+            body.append(item)
+        return ir.concat(ir.literal("["), *body, ir.literal("]"))
+    if isinstance(value, dict):
+        body = []
+        for i, (k, v) in enumerate(value.items()):
+            body += [ir.literal(",")] if i else []
+            body += [lexical.string_literal(k, canonical=True), ir.literal(":"), json_literal(v)]
+        return ir.concat(ir.literal("{"), *body, ir.literal("}"))
+    raise SchemaError(f"not a JSON value: {value!r}")
+
+
