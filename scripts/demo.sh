@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/python -m constrain.demo "$@"
+# The console script runs the installed package (python -m from here would find the source tree).
+.venv/bin/constrain-demo "$@"
