@@ -8,6 +8,7 @@ transformers integration come with the kernels issue; this shows the engine end 
 from __future__ import annotations
 
 import argparse
+import json
 import importlib.util
 import time
 import warnings
@@ -22,6 +23,19 @@ DEFAULT_TASKS = [
     ("Is the sky blue? Answer yes or no.", r"(yes|no)"),
     ("Write an email address for Ada Lovelace.", r"[a-z]{1,10}(\.[a-z]{1,10})?@[a-z]{2,12}\.(com|org|net)"),
 ]
+
+
+PERSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 30},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "languages": {"type": "array", "items": {"type": "string", "maxLength": 12}, "maxItems": 3},
+    },
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+SCHEMA_TASK = ("Describe Ada Lovelace as JSON with her name, age and languages.", PERSON_SCHEMA)
 
 
 def smollm2_gguf() -> Path:
@@ -92,9 +106,14 @@ def main(argv: list[str] | None = None) -> None:
     vocab = Vocabulary.from_pretrained(tokenizer, logits_width=model.config.vocab_size)
     compiler = Compiler(vocab)
     print(f"model {path.name}: loaded in {time.perf_counter() - t0:.1f} s; vocabulary {vocab.size} tokens")
-    for prompt, pattern in DEFAULT_TASKS:
+    for prompt, pattern in DEFAULT_TASKS + [SCHEMA_TASK]:
         t1 = time.perf_counter()
-        matcher = Matcher(compiler.compile_regex(pattern))
+        if isinstance(pattern, dict):
+            grammar = compiler.compile_json_schema(pattern)
+            pattern = "JSON Schema " + json.dumps(pattern)[:70] + "..."
+        else:
+            grammar = compiler.compile_regex(pattern)
+        matcher = Matcher(grammar)
         compile_ms = (time.perf_counter() - t1) * 1e3
         tokens, mask_us = generate(
             model, tokenizer, matcher, prompt, args.max_new_tokens, args.temperature, args.seed
@@ -102,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
         text = tokenizer.decode(tokens)
         mask_us.sort()
         status = "complete" if matcher.is_terminated() else "cut at max tokens"
-        print(f"\nprompt : {prompt}\nregex  : {pattern}\noutput : {text}   [{status}]")
+        print(f"\nprompt : {prompt}\ngrammar: {pattern}\noutput : {text}   [{status}]")
         print(
             f"         {len(tokens)} tokens; compile {compile_ms:.1f} ms; "
             f"mask p50 {mask_us[len(mask_us) // 2]:.1f} µs, max {mask_us[-1]:.0f} µs"
