@@ -44,13 +44,19 @@ SCHEMAS = {
     "any": {},
     "multiple": {"type": "integer", "multipleOf": 7, "minimum": -50, "maximum": 50},
     "not_types": {"not": {"type": ["integer", "boolean"]}},
+    "patterns": {
+        "type": "object",
+        "properties": {"x_id": {"type": "integer"}, "name": {"type": "string"}},
+        "patternProperties": {"^x_": {"type": "integer", "minimum": 0}, "^[0-9]+$": {"type": "boolean"}},
+        "additionalProperties": {"type": "null"},
+    },
 }
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-200, 200) | st.floats(-5, 5, allow_nan=False) | st.sampled_from([2.0, -0.0, 14.0])
     | st.sampled_from(["a", "b", "c", "abc", "ABC", "2024-02-29", "2023-02-29", "", "x" * 9]),
     lambda kids: st.lists(kids, max_size=3)
-    | st.dictionaries(st.sampled_from(["name", "age", "tags", "x", "y", "k", "v", "kids", "a", "b", "z"]), kids, max_size=4),
+    | st.dictionaries(st.sampled_from(["name", "age", "tags", "x", "y", "k", "v", "kids", "a", "b", "z", "x_id", "x_q", "12", "7a"]), kids, max_size=4),
     max_leaves=10,
 )
 
@@ -86,6 +92,7 @@ VALID = {
     "any": [[], {"a": [1, {"b": None}]}, "x", 1.5],
     "multiple": [0, 7, -49, 49, 14.0],
     "not_types": [1.5, "x", None, [1], {"a": 1}],
+    "patterns": [{}, {"x_id": 3, "x_b": 0, "12": True, "z": None}, {"name": "n", "7": False}],
 }
 INVALID = {
     "person": [{}, {"name": ""}, {"name": "toolongname"}, {"name": "A", "age": 131}, {"name": "A", "tags": ["d"]}],
@@ -99,6 +106,7 @@ INVALID = {
     "any": [],
     "multiple": [8, 56, -56, 1.5],
     "not_types": [1, True, -3, 2.0],
+    "patterns": [{"x_id": -1}, {"x_b": "s"}, {"12": 1}, {"z": 1}, {"name": 1}],
 }
 
 

@@ -33,10 +33,10 @@ def _other_keys(named: tuple[str, ...]) -> ir.Node:
     return ir.Embedded(difference(_any_string_dfa(), compile_ir(ir.alt(*(string_literal(k) for k in named)))))
 
 
-def extra_member(named: Sequence[str], value: ir.Node, ws: ir.Node) -> ir.Node:
-    """`"key": value` for any key other than the named ones (made a rule of its own by the
-    caller, so the object's automaton calls it instead of copying it between members)."""
-    return ir.concat(other_keys(named), ws, ir.literal(":"), ws, value)
+def member(key: ir.Node, value: ir.Node, ws: ir.Node) -> ir.Node:
+    """`key: value` for a language of keys (other keys, or those matching a pattern); made a rule
+    of its own by the caller, so the object's automaton calls it instead of copying it."""
+    return ir.concat(key, ws, ir.literal(":"), ws, value)
 
 
 def object_in_order(

@@ -12,10 +12,10 @@ ENFORCED = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items",
     "prefixItems", "additionalItems", "minItems", "maxItems", "anyOf", "oneOf", "allOf", "$ref",
     "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-    "exclusiveMaximum", "uniqueItems", "multipleOf", "not",
+    "exclusiveMaximum", "uniqueItems", "multipleOf", "not", "patternProperties",
 }
 KNOWN_UNSUPPORTED = {
-    "if", "then", "else", "patternProperties", "propertyNames", "dependencies",
+    "if", "then", "else", "propertyNames", "dependencies",
     "dependentRequired", "dependentSchemas", "unevaluatedProperties", "unevaluatedItems",
     "contains", "minContains", "maxContains", "minProperties", "maxProperties",
     "$dynamicRef", "$recursiveRef", "$recursiveAnchor",

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any, Optional
 
 from ...automata import compile_ir, ir, parse_regex
-from ...automata.algebra import intersect
+from ...automata.algebra import difference, intersect
 from ...automata.numeric import multiple_of
 from ...errors import EmptyLanguageError, SchemaError, UnsupportedSchemaError
 from . import containers, lexical
@@ -272,21 +272,31 @@ class Translator:
         addl = schema.get("additionalProperties", True)
         if self.opts.additional_properties == "forbid":
             addl = False
+        patterns = schema.get("patternProperties") or {}
+        keys = KeyPatterns(patterns, f"{pointer}/patternProperties")
         members = []
-        for key, sub in props.items():
-            members.append((key, self.rule(f"{pointer}/properties/{_escape(key)}", sub), key in required))
-        for key in required:
-            if key not in props:
+        for key in list(props) + [k for k in required if k not in props]:
+            ptr = f"{pointer}/properties/{_escape(key)}"
+            schemas = ([props[key]] if key in props else []) + [patterns[p] for p in keys.matching(key)]
+            if not schemas:  # required, not named: other keys' rules apply
                 if addl is False:
                     return ir.NOTHING  # required but forbidden: no object satisfies it
-                value = self.any_value() if addl is True else self.rule(f"{pointer}/additionalProperties", addl)
-                members.append((key, value, True))
-        extra = None
+                schemas = [addl]
+            value = self.rule(ptr, schemas[0]) if len(schemas) == 1 else self.rule(f"{ptr}#all", {"allOf": schemas})
+            members.append((key, value, key in required))
+        named = [k for k, _, _ in members]
+        base = self.rule_of.get(pointer, pointer)
+        extras: list[ir.Node] = []
+        for i, (region, pattern) in enumerate(keys.regions(named)):
+            name = f"{base}_pattern{i}"
+            self.rules[name] = containers.member(region, self.rule(f"{pointer}/patternProperties/{_escape(pattern)}", patterns[pattern]), self.ws)
+            extras.append(ir.RuleRef(name))
         if addl is not False:
             value = self.any_value() if addl is True else self.rule(f"{pointer}/additionalProperties", addl)
-            name = f"{self.rule_of.get(pointer, pointer)}_other"
-            self.rules[name] = containers.extra_member([k for k, _, _ in members], value, self.ws)
-            extra = ir.RuleRef(name)
+            name = f"{base}_other"
+            self.rules[name] = containers.member(keys.rest(named), value, self.ws)
+            extras.append(ir.RuleRef(name))
+        extra = ir.alt(*extras) if extras else None
         if self.opts.property_order == "any":
             if len(members) > self.opts.max_any_order_properties:
                 raise UnsupportedSchemaError(
@@ -338,6 +348,52 @@ def _non_integral():
     """Numbers with a non-zero fraction and no exponent: surely not integers (narrower than
     all non-integers, never wider)."""
     return compile_ir(parse_regex(r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"))
+
+
+class KeyPatterns:
+    """`patternProperties` as key automata: which patterns a named key matches, and the
+    languages of other keys per pattern (patterns must not overlap) and outside all of them."""
+
+    def __init__(self, patterns: dict, pointer: str) -> None:
+        self.patterns = list(patterns)
+        self.decoded = [compile_ir(search_pattern(p, f"{pointer}/{_escape(p)}")) for p in self.patterns]
+        self.encoded = [compile_ir(lexical.quoted(lexical.encode(search_pattern(p, pointer)))) for p in self.patterns]
+        for i in range(len(self.encoded)):
+            for j in range(i):
+                try:
+                    intersect(self.encoded[i], self.encoded[j])
+                except EmptyLanguageError:
+                    continue
+                raise UnsupportedSchemaError("patternProperties", pointer, "overlapping patterns")
+
+    def matching(self, key: str) -> list[str]:
+        data = key.encode("utf-8")
+        out = []
+        for p, dfa in zip(self.patterns, self.decoded):
+            q = dfa.walk(0, data)
+            if q >= 0 and dfa.is_accepting(q):
+                out.append(p)
+        return out
+
+    def regions(self, named: list[str]) -> list[tuple[ir.Node, str]]:
+        other = containers.other_keys(named).dfa
+        out = []
+        for p, dfa in zip(self.patterns, self.encoded):
+            try:
+                out.append((ir.Embedded(intersect(other, dfa)), p))
+            except EmptyLanguageError:
+                continue
+        return out
+
+    def rest(self, named: list[str]) -> ir.Node:
+        node = containers.other_keys(named)
+        dfa = node.dfa
+        for pattern_dfa in self.encoded:
+            try:
+                dfa = difference(dfa, pattern_dfa)
+            except EmptyLanguageError:
+                return ir.NOTHING
+        return ir.Embedded(dfa) if self.encoded else node
 
 
 def _integral_divisor(k: Any) -> bool:
