@@ -42,7 +42,6 @@ import gc
 import json
 import os
 import random
-import re
 import signal
 import statistics
 import sys
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from constrain.grammar.json_schema.validation import valid_ignoring_unenforced_formats
 from engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
 from report import fmt, pct, print_table, ratio
 
@@ -107,31 +107,6 @@ def serialize(data: Any) -> str:
     except UnicodeEncodeError:  # lone surrogates: \u escapes
         text = json.dumps(data, separators=(",", ":"))
     return text
-
-
-_UNENFORCED_FORMAT = re.compile(r"format '([^']*)' at .* is not enforced")
-
-
-def only_unenforced_formats(schema: Any, data: Any, annotations) -> bool:
-    """Valid for the `jsonschema` library once the formats the compile did not enforce are
-    ignored (other checkable formats asserted)? Same rule as tests/grammar/conftest.py."""
-    unenforced = {m.group(1) for a in annotations if (m := _UNENFORCED_FORMAT.match(a))}
-    if not unenforced:
-        return False
-    try:
-        import jsonschema
-
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        checker = jsonschema.FormatChecker(
-            formats=[f for f in jsonschema.FormatChecker.checkers if f not in unenforced])
-        return cls(schema, format_checker=checker).is_valid(data)
-    except Exception:  # noqa: BLE001
-        return False
-
-
-# ---------------------------------------------------------------------------------------------
-# Measurement
-# ---------------------------------------------------------------------------------------------
 
 
 class _Timeout(Exception):
@@ -237,7 +212,7 @@ def run_item(engine: Engine, item: Item, stat: Stat, buf, tokenize, timeout_s: f
             if ok:
                 stat.invalid_acc += 1
                 annotations = getattr(g, "annotations", ()) if isinstance(engine, ConstrainEngine) else ()
-                if annotations and only_unenforced_formats(item.schema, item.tests[i]["data"], annotations):
+                if annotations and valid_ignoring_unenforced_formats(item.schema, item.tests[i]["data"], annotations):
                     stat.format_only += 1
                 else:
                     stat.invalid_cases.append(f"{item.subset}/{item.name}#{i}")

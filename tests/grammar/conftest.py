@@ -30,7 +30,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import time
 import traceback
 from collections import Counter, defaultdict
@@ -39,6 +38,8 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import pytest
+
+from constrain.grammar.json_schema.validation import valid_ignoring_unenforced_formats
 
 HERE = Path(__file__).resolve().parent
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -144,29 +145,6 @@ def with_dialect(schema: Any, draft: Optional[str]) -> Any:
     if draft and isinstance(schema, dict) and "$schema" not in schema:
         return {"$schema": DIALECTS[draft], **schema}
     return schema
-
-
-_UNENFORCED_FORMAT = re.compile(r"format '([^']*)' at .* is not enforced")
-
-
-def only_unenforced_formats(schema: Any, data: Any, annotations: Iterable[str]) -> bool:
-    """Is `data` valid under `schema` when the formats the compile did not enforce are ignored?
-    Judged by the `jsonschema` library (dialect from $schema, 2020-12 by default) with every
-    other format it has a checker for asserted. False when nothing was unenforced or the library
-    cannot judge."""
-    unenforced = {m.group(1) for a in annotations if (m := _UNENFORCED_FORMAT.match(a))}
-    if not unenforced:
-        return False
-    try:
-        import jsonschema
-
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        checker = jsonschema.FormatChecker(
-            formats=[f for f in jsonschema.FormatChecker.checkers if f not in unenforced]
-        )
-        return cls(schema, format_checker=checker).is_valid(data)
-    except Exception:  # noqa: BLE001 - a schema the library cannot handle: no excuse
-        return False
 
 
 def snippet(value: Any, limit: int = 300) -> str:
@@ -321,7 +299,7 @@ class Harness:
                         category = "ok"
                     elif valid:
                         category = "valid_rejected"
-                    elif only_unenforced_formats(schema, t["data"], getattr(compiled, "annotations", ())):
+                    elif valid_ignoring_unenforced_formats(schema, t["data"], getattr(compiled, "annotations", ())):
                         category = "format_not_enforced"
                         d = "; ".join(a for a in compiled.annotations if "format" in a)
                     else:

@@ -21,3 +21,8 @@ KNOWN_UNSUPPORTED = {
     "$dynamicRef", "$recursiveRef", "$recursiveAnchor",
 }
 ALL_TYPES = ("object", "array", "string", "number", "boolean", "null")
+
+
+def escape_key(key: str) -> str:
+    """A property name as a JSON pointer token (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")

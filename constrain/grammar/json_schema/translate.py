@@ -13,18 +13,20 @@ from functools import lru_cache
 from typing import Any, Optional
 
 from ...automata import compile_ir, ir, parse_regex
-from ...automata.algebra import difference, intersect
+from ...automata.algebra import intersect
 from ...automata.numeric import multiple_of
 from ...errors import EmptyLanguageError, SchemaError, UnsupportedSchemaError
 from . import containers, lexical
 from .any_value import json_value_rules
 from .combinators import disjoint, merge
 from .formats import FORMATS
-from .keywords import ALL_TYPES, ANNOTATIONS, KNOWN_UNSUPPORTED
+from .key_patterns import KeyPatterns
+from .keywords import ALL_TYPES, ANNOTATIONS, KNOWN_UNSUPPORTED, escape_key
 from .literals import json_literal
 from .patterns import search_pattern
 from .numbers import decimal_ir, integer_bounds, integer_ir, is_integral
 from .options import JsonSchemaOptions
+from .validation import unenforced_format_note
 
 
 class Translator:
@@ -101,7 +103,7 @@ class Translator:
                         found.setdefault(node["$anchor"], (ptr, node))
                     for k, v in node.items():
                         if k not in ("enum", "const") and not ("$id" in v if isinstance(v, dict) else False):
-                            todo.append((f"{ptr}/{_escape(k)}", v))
+                            todo.append((f"{ptr}/{escape_key(k)}", v))
                 elif isinstance(node, list):
                     todo.extend((f"{ptr}/{i}", v) for i, v in enumerate(node))
             self._anchor_map = found
@@ -225,7 +227,7 @@ class Translator:
             if fmt in FORMATS:
                 decoded.append(parse_regex(FORMATS[fmt]))
             else:
-                self.annotations.append(f"format {fmt!r} at {pointer} is not enforced")
+                self.annotations.append(unenforced_format_note(fmt, pointer))
         if not decoded and hi is None and lo == 0:
             return lexical.quoted(lexical.string_body())  # every spelling: one small loop
         # Lengths and patterns multiply spellings: here strings are spelled canonically.
@@ -276,7 +278,7 @@ class Translator:
         keys = KeyPatterns(patterns, f"{pointer}/patternProperties")
         members = []
         for key in list(props) + [k for k in required if k not in props]:
-            ptr = f"{pointer}/properties/{_escape(key)}"
+            ptr = f"{pointer}/properties/{escape_key(key)}"
             schemas = ([props[key]] if key in props else []) + [patterns[p] for p in keys.matching(key)]
             if not schemas:  # required, not named: other keys' rules apply
                 if addl is False:
@@ -289,7 +291,7 @@ class Translator:
         extras: list[ir.Node] = []
         for i, (region, pattern) in enumerate(keys.regions(named)):
             name = f"{base}_pattern{i}"
-            self.rules[name] = containers.member(region, self.rule(f"{pointer}/patternProperties/{_escape(pattern)}", patterns[pattern]), self.ws)
+            self.rules[name] = containers.member(region, self.rule(f"{pointer}/patternProperties/{escape_key(pattern)}", patterns[pattern]), self.ws)
             extras.append(ir.RuleRef(name))
         if addl is not False:
             value = self.any_value() if addl is True else self.rule(f"{pointer}/additionalProperties", addl)
@@ -350,52 +352,6 @@ def _non_integral():
     return compile_ir(parse_regex(r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"))
 
 
-class KeyPatterns:
-    """`patternProperties` as key automata: which patterns a named key matches, and the
-    languages of other keys per pattern (patterns must not overlap) and outside all of them."""
-
-    def __init__(self, patterns: dict, pointer: str) -> None:
-        self.patterns = list(patterns)
-        self.decoded = [compile_ir(search_pattern(p, f"{pointer}/{_escape(p)}")) for p in self.patterns]
-        self.encoded = [compile_ir(lexical.quoted(lexical.encode(search_pattern(p, pointer)))) for p in self.patterns]
-        for i in range(len(self.encoded)):
-            for j in range(i):
-                try:
-                    intersect(self.encoded[i], self.encoded[j])
-                except EmptyLanguageError:
-                    continue
-                raise UnsupportedSchemaError("patternProperties", pointer, "overlapping patterns")
-
-    def matching(self, key: str) -> list[str]:
-        data = key.encode("utf-8")
-        out = []
-        for p, dfa in zip(self.patterns, self.decoded):
-            q = dfa.walk(0, data)
-            if q >= 0 and dfa.is_accepting(q):
-                out.append(p)
-        return out
-
-    def regions(self, named: list[str]) -> list[tuple[ir.Node, str]]:
-        other = containers.other_keys(named).dfa
-        out = []
-        for p, dfa in zip(self.patterns, self.encoded):
-            try:
-                out.append((ir.Embedded(intersect(other, dfa)), p))
-            except EmptyLanguageError:
-                continue
-        return out
-
-    def rest(self, named: list[str]) -> ir.Node:
-        node = containers.other_keys(named)
-        dfa = node.dfa
-        for pattern_dfa in self.encoded:
-            try:
-                dfa = difference(dfa, pattern_dfa)
-            except EmptyLanguageError:
-                return ir.NOTHING
-        return ir.Embedded(dfa) if self.encoded else node
-
-
 def _integral_divisor(k: Any) -> bool:
     return isinstance(k, (int, float)) and not isinstance(k, bool) and float(k).is_integer() and 0 < k <= 10_000
 
@@ -405,10 +361,6 @@ def _with(rest: dict, branch: Any) -> Any:
     if not rest or not isinstance(branch, dict):
         return branch
     return {**rest, **branch}
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 
