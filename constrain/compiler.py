@@ -16,7 +16,7 @@ from .automata import regex_to_dfa
 from .automata.dfa import DFA
 from .cache import CacheInfo, DiskCache, MemoryCache, cache_key
 from .compiled import CompiledGrammar
-from .errors import GrammarError, SchemaError
+from .errors import GrammarError, UnsatisfiableSchemaError
 from .index.token_index import DFATokenAutomaton
 from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
@@ -95,7 +95,7 @@ class Compiler:
                 rule_set = compile_rules(rules, start, self.limits)
             except GrammarError as exc:
                 if "accepts no document" in str(exc):
-                    raise SchemaError("the schema is unsatisfiable: no JSON document is valid under it") from None
+                    raise UnsatisfiableSchemaError("the schema is unsatisfiable: no JSON document is valid under it") from None
                 raise
             automaton = StackTokenAutomaton(rule_set, self.index)
             return CompiledGrammar(

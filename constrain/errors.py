@@ -70,6 +70,11 @@ class SchemaError(GrammarError):
         self.pointer = pointer or "#"
 
 
+class UnsatisfiableSchemaError(SchemaError):
+    """No JSON document is valid under the schema (e.g. `false`, `{"not": {}}`, an empty enum,
+    contradicting allOf members): there is nothing to generate."""
+
+
 class UnsupportedSchemaError(SchemaError):
     """The schema uses a keyword (or a value of one) that cannot be enforced exactly; with
     strict=False it is relaxed instead and listed in the compile's relaxations."""

@@ -110,3 +110,53 @@ def multiple_of(k: int):
     accepting = np.zeros(n, dtype=np.bool_)
     accepting[[2, 3, 5, 6]] = True
     return minimize(classes, table, accepting)
+
+
+def decimal_multiple_of(m: int, d: int):
+    """DFA of the JSON numbers without exponent that are multiples of m / 10^d (m, d >= 1):
+    shifting the point d places must give an integer (no non-zero digit after the d-th
+    fraction digit) divisible by m. States track that remainder (integer part, then each of
+    the first d fraction digits), so a bound on m * d keeps them few."""
+    import numpy as np
+
+    from .dfa import minimize
+
+    if m < 1 or d < 1:
+        raise ValueError("decimal_multiple_of needs m >= 1 and d >= 1")
+    START, MINUS, ZERO, TAIL = 0, 1, 2, 3
+    INT = 4  # INT + r: integer part with remainder r (no leading zero)
+    DOT = INT + m  # DOT + r: after "." with remainder r
+    FRAC = DOT + m  # FRAC + (j - 1) * m + r: j fraction digits read, remainder r
+    n = FRAC + d * m
+    classes = np.zeros(256, dtype=np.int32)  # class 0: every other byte
+    classes[ord("-")] = 1
+    for digit in range(10):
+        classes[ord("0") + digit] = 2 + digit
+    classes[ord(".")] = 12
+    table = np.full((n, 13), -1, dtype=np.int32)
+    accepting = np.zeros(n, dtype=np.bool_)
+    table[START, 1] = MINUS
+    for s in (START, MINUS):
+        table[s, 2] = ZERO
+        for digit in range(1, 10):
+            table[s, 2 + digit] = INT + digit % m
+    accepting[ZERO] = True
+    table[ZERO, 12] = DOT + 0
+    for r in range(m):
+        for digit in range(10):
+            table[INT + r, 2 + digit] = INT + (r * 10 + digit) % m
+        table[INT + r, 12] = DOT + r
+        accepting[INT + r] = (r * 10**d) % m == 0
+        for digit in range(10):
+            table[DOT + r, 2 + digit] = FRAC + (r * 10 + digit) % m
+        for j in range(1, d + 1):
+            s = FRAC + (j - 1) * m + r
+            accepting[s] = (r * 10 ** (d - j)) % m == 0
+            if j < d:
+                for digit in range(10):
+                    table[s, 2 + digit] = FRAC + j * m + (r * 10 + digit) % m
+            elif r == 0:
+                table[s, 2] = TAIL
+    accepting[TAIL] = True
+    table[TAIL, 2] = TAIL
+    return minimize(classes, table, accepting)

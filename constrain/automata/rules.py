@@ -120,8 +120,13 @@ def _prune(rs: RuleSet, productive: list[bool]) -> RuleSet:
     that every remaining state can still complete."""
     dfas, calls = [], []
     for r, dfa in enumerate(rs.dfas):
-        dead_cols = sorted({int(dfa.call_classes[k]) for k, callee in enumerate(_callee_ids(rs, r)) if not productive[callee]})
-        if not productive[r] or not dead_cols:
+        callees = _callee_ids(rs, r)
+        # Callees with identical call edges share a class column: kill a column only when
+        # every callee in it is dead; the dead ones are dropped from the call lists anyway.
+        live_cols = {int(dfa.call_classes[k]) for k, callee in enumerate(callees) if productive[callee]}
+        dead_cols = sorted({int(dfa.call_classes[k]) for k, callee in enumerate(callees) if not productive[callee]} - live_cols)
+        has_dead = any(not productive[callee] for callee in callees)
+        if not productive[r] or not has_dead:
             dfas.append(dfa)
             calls.append(rs.calls[r])
             continue
@@ -134,7 +139,7 @@ def _prune(rs: RuleSet, productive: list[bool]) -> RuleSet:
         cc = new.call_classes.tolist()
         targets = _callee_ids(rs, r)
         calls.append(tuple(
-            tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0)
+            tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0 and productive[targets[k]])
             for q in range(new.n_states)
         ))
     exits = tuple(

@@ -7,7 +7,9 @@ the tests as fixtures (`shared_data`, `json_compiler`, `schema_harness`) or thro
 files / subsets found under ../shared/data).
 
 Outcome of one instance (a "case"), by rank:
-  2  ok                the schema compiled and `accepts` agrees with the instance's label
+  2  ok                the schema compiled and `accepts` agrees with the instance's label; or
+                       the compile raised UnsatisfiableSchemaError (no document is valid: the
+                       issue asks for that error) and the instance is labelled invalid
   1  valid_rejected    compiled, but a valid instance is rejected (coverage, e.g. key order)
   1  unsupported       strict compile raised UnsupportedSchemaError
   1  error:<Class>     compile raised another ConstrainError (SchemaError, LimitExceededError...)
@@ -244,9 +246,10 @@ class Harness:
     """Compile + judge + ratchet, shared by the test files through the `schema_harness` fixture."""
 
     def __init__(self, compiler: Any, ratchet: Ratchet) -> None:
-        from constrain.errors import ConstrainError, UnsupportedSchemaError
+        from constrain.errors import ConstrainError, UnsatisfiableSchemaError, UnsupportedSchemaError
 
         self.compiler = compiler
+        self._unsatisfiable = UnsatisfiableSchemaError
         self.ratchet = ratchet
         self._constrain_error = ConstrainError
         self._unsupported = UnsupportedSchemaError
@@ -273,6 +276,8 @@ class Harness:
         except self._unsupported as e:
             error, detail = "unsupported", f"{e.keyword!r} at {e.pointer}: {e}"
             why = f"unsupported {e.keyword}"
+        except self._unsatisfiable as e:
+            error, detail, why = "unsatisfiable", str(e), "unsatisfiable"
         except self._constrain_error as e:
             error, detail = f"error:{type(e).__name__}", str(e)
             why = f"{error} {str(e).splitlines()[0][:60]}" if str(e) else error
@@ -289,6 +294,8 @@ class Harness:
             instance = serialize(t["data"])
             cid = case_id(i)
             category, d = error, detail
+            if error == "unsatisfiable":
+                category = "valid_rejected" if valid else "ok"
             if compiled is not None:
                 try:
                     accepted = compiled.accepts(instance)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
-from constrain import Compiler, Matcher, SchemaError, UnsupportedSchemaError
+from constrain import Compiler, Matcher, SchemaError, UnsatisfiableSchemaError, UnsupportedSchemaError
 
 SCHEMAS = {
     "person": {
@@ -50,6 +50,23 @@ SCHEMAS = {
         "patternProperties": {"^x_": {"type": "integer", "minimum": 0}, "^[0-9]+$": {"type": "boolean"}},
         "additionalProperties": {"type": "null"},
     },
+    "conditional": {
+        "if": {"properties": {"k": {"const": 1}}, "required": ["k"]},
+        "then": {"required": ["a"]},
+        "else": {"properties": {"a": {"type": "string"}}},
+    },
+    "not_shape": {"type": "object", "not": {"properties": {"x": {"type": "integer", "minimum": 0}}, "required": ["x"]}},
+    "one_of_overlap": {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "number", "maximum": 10}]},
+    "dependent": {
+        "dependentRequired": {"a": ["b"]},
+        "dependentSchemas": {"x": {"properties": {"y": {"const": True}}, "required": ["y"]}},
+    },
+    "names_and_counts": {"type": "object", "propertyNames": {"maxLength": 2, "pattern": "^[a-z0-9]+$"}, "minProperties": 1, "maxProperties": 3},
+    "contains": {"type": "array", "items": {"type": ["integer", "string"]}, "contains": {"type": "string"}, "minContains": 1, "maxContains": 2, "maxItems": 4},
+    "unique": {"type": "array", "items": {"enum": ["a", "b", "c", 1, True]}, "uniqueItems": True},
+    "overlap_patterns": {"type": "object", "patternProperties": {"^x": {"type": "integer"}, "q$": {"minimum": 5}}, "additionalProperties": False},
+    "decimal_multiple": {"type": "number", "multipleOf": 0.25, "maximum": 10},
+    "not_values": {"not": {"enum": ["a", 1, None, True]}},
 }
 
 json_values = st.recursive(
@@ -93,6 +110,16 @@ VALID = {
     "multiple": [0, 7, -49, 49, 14.0],
     "not_types": [1.5, "x", None, [1], {"a": 1}],
     "patterns": [{}, {"x_id": 3, "x_b": 0, "12": True, "z": None}, {"name": "n", "7": False}],
+    "conditional": [{"k": 1, "a": 0}, {"k": 2}, {"a": "s"}, 3],
+    "not_shape": [{}, {"x": -1}, {"x": 1.5}, {"x": "s", "y": 2}],
+    "one_of_overlap": [11, -3, -2.5, 5.5],
+    "dependent": [{}, {"a": 1, "b": 2}, {"b": 1}, {"x": 1, "y": True}, "s"],
+    "names_and_counts": [{"a": 1}, {"a": 1, "b2": None, "z": []}],
+    "contains": [["a"], [1, "a", 2, "b"], ["a", 3]],
+    "unique": [[], ["a", 1, True], ["c", "b", "a"]],
+    "overlap_patterns": [{}, {"x": 1}, {"xq": 5}, {"q": 7.5}],
+    "decimal_multiple": [0, 0.25, -1.5, 10, 9.75, 2.50],
+    "not_values": ["b", 2, False, [], {}],
 }
 INVALID = {
     "person": [{}, {"name": ""}, {"name": "toolongname"}, {"name": "A", "age": 131}, {"name": "A", "tags": ["d"]}],
@@ -107,6 +134,16 @@ INVALID = {
     "multiple": [8, 56, -56, 1.5],
     "not_types": [1, True, -3, 2.0],
     "patterns": [{"x_id": -1}, {"x_b": "s"}, {"12": 1}, {"z": 1}, {"name": 1}],
+    "conditional": [{"k": 1}, {"k": 1.0, "b": 2}, {"a": 1}],
+    "not_shape": [{"x": 0}, {"x": 3, "y": 1}, "s"],
+    "one_of_overlap": [0, 5, 10, 10.0, "s"],
+    "dependent": [{"a": 1}, {"x": 1}, {"x": 1, "y": False}],
+    "names_and_counts": [{}, {"abc": 1}, {"A": 1}, {"a": 1, "b": 2, "c": 3, "d": 4}],
+    "contains": [[], [1, 2], ["a", "b", "c"], [1, "a", 2, 3, 4], [None, "a"]],
+    "unique": [["a", "a"], [1, True, 1], [1.0, 1], ["d"]],
+    "overlap_patterns": [{"x": 1.5}, {"xq": 4}, {"q": 1}, {"z": 1}],
+    "decimal_multiple": [0.1, 10.25, 1.3, "s"],
+    "not_values": ["a", 1, 1.0, None, True],
 }
 
 
@@ -177,7 +214,10 @@ def test_pydantic_models(compiler, llama3):
 
 def test_errors_name_the_pointer(compiler):
     with pytest.raises(UnsupportedSchemaError) as info:
-        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 0.5}}})
+        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "object", "unevaluatedProperties": False}}})
+    assert info.value.pointer == "#/properties/a/unevaluatedProperties"
+    with pytest.raises(UnsupportedSchemaError) as info:
+        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 0.123456789}}})
     assert info.value.pointer == "#/properties/a/multipleOf"
     with pytest.raises(SchemaError, match="points nowhere"):
         compiler.compile_json_schema({"$ref": "#/$defs/missing"})
@@ -185,8 +225,12 @@ def test_errors_name_the_pointer(compiler):
         compiler.compile_json_schema('{"type": ')
     with pytest.raises(SchemaError, match="unknown type"):
         compiler.compile_json_schema({"type": "strnig"})
-    relaxed = compiler.compile_json_schema({"type": "integer", "multipleOf": 0.5}, strict=False)
-    assert relaxed.relaxations == ("multipleOf at #/multipleOf: only integer divisors up to 10000",)
+    relaxed = compiler.compile_json_schema({"type": "integer", "multipleOf": 0.123456789}, strict=False)
+    assert relaxed.relaxations == (
+        "multipleOf at #/multipleOf: only integer divisors up to 10000 and decimals m/10^d with m*(d+2) up to 60000",
+    )
+    with pytest.raises(UnsatisfiableSchemaError):
+        compiler.compile_json_schema({"allOf": [{"type": "string"}, {"not": {"type": "string"}}]})
 
 
 def test_property_order_any_and_forbid(compiler):

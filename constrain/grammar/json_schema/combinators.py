@@ -1,11 +1,16 @@
-"""allOf by merging, and the disjointness test that makes oneOf exact."""
+"""allOf by merging plain schemas, and the disjointness test that makes oneOf cheap."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConstrainError, SchemaError
-from .keywords import ALL_TYPES, ANNOTATIONS
+from .keywords import (
+    ALL_TYPES, ANNOTATIONS, ENFORCED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS,
+)
+from .literals import json_equal, type_name
+from .numbers import integer_bounds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
@@ -21,12 +26,12 @@ def types_of(schema: Any, tr: "Translator", depth: int = 0) -> set[str]:
         return set(ALL_TYPES)
     if "$ref" in schema:
         try:
-            return types_of(tr.resolve(schema["$ref"], "#")[1], tr, depth + 1)
+            return types_of(tr.resolve(schema["$ref"], "#", schema)[1], tr, depth + 1)
         except ConstrainError:
             return set(ALL_TYPES)
     if "const" in schema or "enum" in schema:
         values = [schema["const"]] if "const" in schema else schema["enum"]
-        return {_type_name(v) for v in values}
+        return {type_name(v) for v in values}
     types = schema.get("type", ALL_TYPES)
     out = {"number" if t == "integer" else t for t in ([types] if isinstance(types, str) else types)}
     for key in ("anyOf", "oneOf"):
@@ -34,16 +39,6 @@ def types_of(schema: Any, tr: "Translator", depth: int = 0) -> set[str]:
             sub = set().union(*(types_of(b, tr, depth + 1) for b in schema[key]))
             out &= sub
     return out
-
-
-def _type_name(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
 
 
 def disjoint(branches: list, tr: "Translator") -> bool:
@@ -54,7 +49,7 @@ def disjoint(branches: list, tr: "Translator") -> bool:
         if isinstance(b, dict) and ("const" in b or "enum" in b) and not ("anyOf" in b or "oneOf" in b):
             values = [b["const"]] if "const" in b else list(b["enum"])
             for v in values:
-                if any(v == c and type(v) is type(c) for c in consts):
+                if any(json_equal(v, c) for c in consts):
                     return False
             consts += values
             continue
@@ -62,16 +57,31 @@ def disjoint(branches: list, tr: "Translator") -> bool:
         if types & seen:
             return False
         seen |= types
-    const_types = {_type_name(v) for v in consts}
+    const_types = {type_name(v) for v in consts}
     return not (const_types & seen)
 
 
-_MERGE_MIN = ("minLength", "minItems", "minProperties")
-_MERGE_MAX = ("maxLength", "maxItems", "maxProperties")
+_MERGE_MIN = ("minLength", "minItems", "minProperties", "minContains")
+_MERGE_MAX = ("maxLength", "maxItems", "maxProperties", "maxContains")
+_CONCAT = (NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NOT_MULTIPLE_OF)
+_BOUNDS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+_ARRAY_POSITIONAL = ("prefixItems", "items", "additionalItems")
+
+
+def both(x: Any, y: Any) -> Any:
+    """allOf[x, y], kept lazy (expanded when the sub-schema is translated)."""
+    if x is True or x == {}:
+        return y
+    if y is True or y == {}:
+        return x
+    if x is False or y is False:
+        return False
+    return {"allOf": [x, y]}
 
 
 def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
-    """One schema equivalent to allOf[a, b] for the keywords we can combine exactly."""
+    """One plain schema equivalent to allOf[a, b] for plain schemas a, b (no applicators at
+    their tops); False when they contradict. Sub-schemas that meet are combined lazily."""
     if a is True:
         return b
     if b is True:
@@ -80,53 +90,144 @@ def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
         return False
     if not isinstance(a, dict) or not isinstance(b, dict):
         raise SchemaError("allOf members must be schemas", pointer)
-    # `items` means something else next to `prefixItems` (so does `additionalItems` next to a
-    # tuple `items`): a keyword must not meet, in the merge, the context it did not have.
-    for context, dependent in (("prefixItems", "items"), ("items", "additionalItems")):
-        for x, y in ((a, b), (b, a)):
-            if dependent in x and context not in x and context in y:
-                tr.unsupported("allOf", pointer, f"{dependent!r} and {context!r} from different subschemas")
     out = dict(a)
     for key, bv in b.items():
-        if key in ANNOTATIONS:
+        if key in ANNOTATIONS or key in _BOUNDS or key in _ARRAY_POSITIONAL:
             continue
         if key not in out:
             out[key] = bv
             continue
         av = out[key]
-        if av == bv:
+        if av == bv and type(av) is type(bv) and key not in ("enum", "const"):
             continue
         if key == "type":
-            at = {av} if isinstance(av, str) else set(av)
-            bt = {bv} if isinstance(bv, str) else set(bv)
-            both = (at & bt) | ({"integer"} if ("integer" in at and "number" in bt) or ("number" in at and "integer" in bt) else set())
-            out[key] = sorted(both)
+            at, bt = _types(av), _types(bv)
+            common = (at & bt) | ({"integer"} if ("integer" in at and "number" in bt) or ("number" in at and "integer" in bt) else set())
+            if not common:
+                return False
+            out[key] = sorted(common)
         elif key == "required":
             out[key] = list(dict.fromkeys(list(av) + list(bv)))
-        elif key == "properties":
+        elif key in ("properties", "patternProperties"):
             props = dict(av)
             for k, sub in bv.items():
-                props[k] = merge(props[k], sub, f"{pointer}/properties/{k}", tr) if k in props else sub
+                props[k] = both(props[k], sub) if k in props else sub
             out[key] = props
-        elif key in _MERGE_MIN or key in ("minimum",):
+        elif key in ("additionalProperties", "propertyNames"):
+            out[key] = both(av, bv)
+        elif key in _MERGE_MIN:
             out[key] = max(av, bv)
-        elif key in _MERGE_MAX or key in ("maximum",):
+        elif key in _MERGE_MAX:
             out[key] = min(av, bv)
-        elif key == "enum":
-            out[key] = [v for v in av if v in bv]
-        else:
+        elif key in ("enum", "const"):
+            pass  # below: the values both allow
+        elif key == "uniqueItems":
+            out[key] = bool(av) or bool(bv)
+        elif key == "pattern":
+            del out[key]
+            out[PATTERNS] = list(out.get(PATTERNS, [])) + [av, bv]
+        elif key in _CONCAT:
+            out[key] = list(av) + list(bv)
+        elif key == NON_INTEGER:
+            out[key] = bool(av) or bool(bv)
+        elif key == "multipleOf" and _integral(av) and _integral(bv):
+            out[key] = math.lcm(int(av), int(bv))
+        elif key in ENFORCED:
             tr.unsupported("allOf", pointer, f"cannot combine two different {key!r} keywords")
-    # additionalProperties is relative to each side's own properties: a side that restricts
-    # other keys restricts the properties only the other side names.
+        # unknown keywords constrain nothing: keep one
+    values = _allowed_values(a, b)
+    if values is not None:
+        out.pop("const", None)
+        if not values:
+            return False
+        out["enum"] = values
+    _merge_bounds(a, b, out)
+    _merge_positional(a, b, out)
+    _cross_additional(a, b, out)
+    return out
+
+
+def _types(t: Any) -> set[str]:
+    return {t} if isinstance(t, str) else set(t)
+
+
+def _integral(k: Any) -> bool:
+    return isinstance(k, (int, float)) and not isinstance(k, bool) and float(k).is_integer() and k > 0
+
+
+def _allowed_values(a: dict, b: dict) -> "list | None":
+    """The values const/enum of both sides allow (None: neither side lists values)."""
+    lists = [([s["const"]] if "const" in s else list(s["enum"])) for s in (a, b) if "const" in s or "enum" in s]
+    if not lists:
+        return None
+    values = lists[0]
+    for other in lists[1:]:
+        values = [v for v in values if any(json_equal(v, w) for w in other)]
+    return values
+
+
+def _merge_bounds(a: dict, b: dict, out: dict) -> None:
+    """The tighter bounds of both sides, in the 2020-12 spelling (draft-4 flags converted)."""
+    if not any(k in s for s in (a, b) for k in _BOUNDS):
+        return
+    for k in _BOUNDS:
+        out.pop(k, None)
+    lo = hi = None
+    lo_ex = hi_ex = False
+    for s in (a, b):
+        l, l_ex, h, h_ex = integer_bounds(s, False)
+        if l is not None and (lo is None or l > lo or (l == lo and l_ex)):
+            lo, lo_ex = l, l_ex
+        if h is not None and (hi is None or h < hi or (h == hi and h_ex)):
+            hi, hi_ex = h, h_ex
+    if lo is not None:
+        out["exclusiveMinimum" if lo_ex else "minimum"] = lo
+    if hi is not None:
+        out["exclusiveMaximum" if hi_ex else "maximum"] = hi
+
+
+def _positional(s: dict) -> tuple[list, Any]:
+    """(schemas of the first items, schema of the rest) of an array schema, any draft."""
+    items = s.get("items", True)
+    if isinstance(items, list):
+        return list(items), s.get("additionalItems", True)
+    if "prefixItems" in s:
+        return list(s["prefixItems"]), items
+    return [], items
+
+
+def _merge_positional(a: dict, b: dict, out: dict) -> None:
+    if not any(k in s for s in (a, b) for k in _ARRAY_POSITIONAL):
+        return
+    for k in _ARRAY_POSITIONAL:
+        out.pop(k, None)
+    (pa, ra), (pb, rb) = _positional(a), _positional(b)
+    n = max(len(pa), len(pb))
+    prefix = [both(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb) for i in range(n)]
+    rest = both(ra, rb)
+    if prefix:
+        out["prefixItems"] = prefix
+    if rest is not True:
+        out["items"] = rest
+
+
+def _cross_additional(a: dict, b: dict, out: dict) -> None:
+    """additionalProperties is relative to its own side's properties and patterns: a side that
+    restricts other keys also restricts the keys only the other side names or matches (for a
+    key that one of its own patterns matches this is narrower than JSON Schema, never wider)."""
     for side, other in ((a, b), (b, a)):
         addl = side.get("additionalProperties", True)
-        if addl is not True and isinstance(other.get("properties"), dict):
-            own = side.get("properties", {})
-            for k in other["properties"]:
-                if k not in own:
-                    props = dict(out.get("properties", {}))
-                    props[k] = merge(props.get(k, True), addl, f"{pointer}/properties/{k}", tr)
-                    out["properties"] = props
-    if "additionalProperties" in a and "additionalProperties" in b:
-        out["additionalProperties"] = merge(a["additionalProperties"], b["additionalProperties"], pointer, tr)
-    return out
+        if addl is True:
+            continue
+        own = side.get("properties", {})
+        for k in other.get("properties", {}):
+            if k not in own:
+                props = dict(out.get("properties", {}))
+                props[k] = both(props.get(k, True), addl)
+                out["properties"] = props
+        own_patterns = side.get("patternProperties", {})
+        for p in other.get("patternProperties", {}):
+            if p not in own_patterns:
+                pats = dict(out.get("patternProperties", {}))
+                pats[p] = both(pats.get(p, True), addl)
+                out["patternProperties"] = pats

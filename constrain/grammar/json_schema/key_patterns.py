@@ -1,33 +1,32 @@
-"""`patternProperties`: which patterns a key matches, and the key languages per pattern."""
+"""`patternProperties`: which patterns a key matches, and the key languages per set of patterns.
+
+Patterns may overlap: a key must then satisfy the schema of every pattern it matches. The keys
+not named in `properties` are split into regions by the exact set of patterns they match (a
+partition refined one pattern at a time; empty regions vanish), each region with its own value
+rule, plus the rest that matches no pattern (where additionalProperties applies).
+"""
 
 from __future__ import annotations
 
-from ...automata import compile_ir, ir
+from ...automata import DFA, compile_ir, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
 from .keywords import escape_key
 from .patterns import search_pattern
 
+MAX_REGIONS = 64
+
 
 class KeyPatterns:
-    """`patternProperties` as key automata: which patterns a named key matches, and the
-    languages of other keys per pattern (patterns must not overlap) and outside all of them."""
-
     def __init__(self, patterns: dict, pointer: str) -> None:
+        self.pointer = pointer
         self.patterns = list(patterns)
         self.decoded = [compile_ir(search_pattern(p, f"{pointer}/{escape_key(p)}")) for p in self.patterns]
         self.encoded = [compile_ir(lexical.quoted(lexical.encode(search_pattern(p, pointer)))) for p in self.patterns]
-        for i in range(len(self.encoded)):
-            for j in range(i):
-                try:
-                    intersect(self.encoded[i], self.encoded[j])
-                except EmptyLanguageError:
-                    continue
-                raise UnsupportedSchemaError("patternProperties", pointer, "overlapping patterns")
 
     def matching(self, key: str) -> list[str]:
-        data = key.encode("utf-8")
+        data = key.encode("utf-8", "surrogatepass")
         out = []
         for p, dfa in zip(self.patterns, self.decoded):
             q = dfa.walk(0, data)
@@ -35,17 +34,24 @@ class KeyPatterns:
                 out.append(p)
         return out
 
-    def regions(self, named: list[str]) -> list[tuple[ir.Node, str]]:
-        other = containers.other_keys(named).dfa
-        out = []
-        for p, dfa in zip(self.patterns, self.encoded):
-            try:
-                out.append((ir.Embedded(intersect(other, dfa)), p))
-            except EmptyLanguageError:
-                continue
-        return out
+    def regions(self, named: list[str]) -> list[tuple[ir.Node, list[str]]]:
+        """(keys, the patterns they match) for the other keys that match at least one pattern."""
+        parts: list[tuple[DFA, tuple[int, ...]]] = [(containers.other_keys(named).dfa, ())]
+        for i, dfa in enumerate(self.encoded):
+            refined = []
+            for region, matched in parts:
+                for piece, now in ((_try(intersect, region, dfa), matched + (i,)), (_try(difference, region, dfa), matched)):
+                    if piece is not None:
+                        refined.append((piece, now))
+            if len(refined) > MAX_REGIONS:
+                raise UnsupportedSchemaError(
+                    "patternProperties", self.pointer, f"patterns overlap in more than {MAX_REGIONS} ways"
+                )
+            parts = refined
+        return [(ir.Embedded(d), [self.patterns[i] for i in m]) for d, m in parts if m]
 
     def rest(self, named: list[str]) -> ir.Node:
+        """The other keys that match no pattern."""
         node = containers.other_keys(named)
         dfa = node.dfa
         for pattern_dfa in self.encoded:
@@ -54,3 +60,10 @@ class KeyPatterns:
             except EmptyLanguageError:
                 return ir.NOTHING
         return ir.Embedded(dfa) if self.encoded else node
+
+
+def _try(op, a: DFA, b: DFA):
+    try:
+        return op(a, b)
+    except EmptyLanguageError:
+        return None

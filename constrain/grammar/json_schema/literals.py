@@ -38,3 +38,27 @@ def json_literal(value: Any) -> ir.Node:
     raise SchemaError(f"not a JSON value: {value!r}")
 
 
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality as JSON Schema sees it: 1 == 1.0, but true != 1; objects by members."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def type_name(v: Any) -> str:
+    """The JSON type of a value ("number" for every number)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    return {str: "string", list: "array", dict: "object"}.get(type(v), "object")

@@ -6,8 +6,12 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from ...automata import ir
-from ...automata.numeric import integer_range, natural_range
+from ...automata import compile_ir, ir, parse_regex
+from ...automata.algebra import difference, intersect
+from ...automata.numeric import decimal_multiple_of, integer_range, multiple_of, natural_range
+from ...errors import EmptyLanguageError
+from .keywords import NON_INTEGER, NOT_ENUM, NOT_MULTIPLE_OF
+from .lexical import NUMBER
 
 _DIGITS = ir.repeat(ir.chars([(0x30, 0x39)]), 1, None)
 _ZEROS = ir.repeat(ir.literal("0"), 1, None)
@@ -77,3 +81,127 @@ def decimal_ir(lo, lo_ex: bool, hi, hi_ex: bool) -> ir.Node:
         for node in _magnitudes(low, strict, None if lo is None else -lo, lo_ex):
             parts.append(ir.concat(ir.literal("-"), node))
     return ir.alt(*parts) if parts else ir.NOTHING
+
+
+# ---------------------------------------------------------------------------------------------
+# The number keywords of a schema
+# ---------------------------------------------------------------------------------------------
+
+_NO_EXPONENT = None  # built on first use: every JSON number spelled without an exponent
+
+
+def _no_exponent_dfa():
+    global _NO_EXPONENT
+    if _NO_EXPONENT is None:
+        _NO_EXPONENT = compile_ir(decimal_ir(None, False, None, False))
+    return _NO_EXPONENT
+
+
+def value_spellings(v) -> ir.Node:
+    """Every exponent-free spelling of the number v (1, 1.0, 1.00...; -0 for 0)."""
+    if float(v).is_integer() and abs(v) < 2**63:
+        return integer_ir(int(v), False, int(v), False)
+    from decimal import Decimal
+
+    text = format(Decimal(repr(float(v))), "f")
+    return ir.concat(ir.literal(text), ir.repeat(ir.literal("0"), 0, None))
+
+
+MAX_DECIMAL_STATES = 60_000
+
+
+def decimal_divisor(k) -> "tuple[int, int] | None":
+    """(m, d) with k == m / 10^d exactly, if k is a positive decimal whose automaton is small."""
+    from decimal import Decimal
+
+    if not isinstance(k, (int, float)) or isinstance(k, bool) or not k > 0 or not math.isfinite(k):
+        return None
+    sign, digits, exponent = Decimal(repr(float(k))).normalize().as_tuple()
+    if not isinstance(exponent, int) or exponent >= 0:
+        return None
+    m, d = int("".join(map(str, digits))), -exponent
+    return (m, d) if m * (d + 2) <= MAX_DECIMAL_STATES else None
+
+
+def integral_divisor(k) -> bool:
+    return isinstance(k, (int, float)) and not isinstance(k, bool) and float(k).is_integer() and 0 < k <= 10_000
+
+
+def number_node(tr, schema: dict, pointer: str, integer: bool) -> ir.Node:
+    """JSON numbers (integers if `integer`) valid under the number keywords of `schema`."""
+    lo, lo_ex, hi, hi_ex = integer_bounds(schema, integer)
+    k = schema.get("multipleOf")
+    decimal_k = None
+    if k is not None and not integral_divisor(k):
+        decimal_k = decimal_divisor(k)
+        if decimal_k is None:
+            tr.unsupported(
+                "multipleOf", f"{pointer}/multipleOf",
+                f"only integer divisors up to 10000 and decimals m/10^d with m*(d+2) up to {MAX_DECIMAL_STATES}",
+            )
+        k = None
+    if integer:
+        node: ir.Node = integer_ir(lo, lo_ex, hi, hi_ex)
+    elif lo is None and hi is None:
+        node = NUMBER
+    elif is_integral(lo) and is_integral(hi):
+        node = decimal_ir(lo, lo_ex, hi, hi_ex)
+    else:
+        tr.unsupported("minimum", pointer, "non-integral bounds on numbers")
+        node = NUMBER
+    excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    not_multiples = [int(m) for m in schema.get(NOT_MULTIPLE_OF, []) if integral_divisor(m)]
+    non_integer = bool(schema.get(NON_INTEGER)) and not integer
+    if k is None and decimal_k is None and not excluded and not not_multiples and not non_integer:
+        return node
+    try:
+        dfa = compile_ir(node)
+        if k is not None:
+            dfa = intersect(dfa, multiple_of(int(k)))
+        if decimal_k is not None:
+            dfa = intersect(dfa, decimal_multiple_of(*decimal_k))
+        if non_integer:
+            dfa = intersect(dfa, _non_integral())
+        if not_multiples:
+            dfa = _no_multiple_of(dfa, not_multiples)
+        if excluded:
+            dfa = intersect(dfa, _no_exponent_dfa())  # exact value tests need exponent-free text
+            dfa = difference(dfa, compile_ir(ir.alt(*(value_spellings(v) for v in excluded))))
+    except EmptyLanguageError:
+        return ir.NOTHING
+    return ir.Embedded(dfa)
+
+
+def _no_multiple_of(dfa, divisors: list[int]):
+    """The numbers of `dfa` that are a multiple of none of `divisors`: its non-integers (a
+    multiple of no integer) and its integers that fail each divisibility automaton."""
+    parts = []
+    for take in (_non_integral_part, _integer_part):
+        try:
+            parts.append(ir.Embedded(take(dfa, divisors)))
+        except EmptyLanguageError:
+            pass
+    return compile_ir(ir.alt(*parts))  # EmptyLanguageError when both are empty
+
+
+def _non_integral_part(dfa, divisors):
+    return intersect(dfa, _non_integral())
+
+
+def _integer_part(dfa, divisors):
+    out = intersect(dfa, compile_ir(integer_ir(None, False, None, False)))
+    for m in divisors:
+        out = difference(out, multiple_of(m))
+    return out
+
+
+_NON_INTEGRAL = None
+
+
+def _non_integral():
+    """Numbers with a non-zero fraction and no exponent: surely not integers (narrower than
+    all non-integers, never wider)."""
+    global _NON_INTEGRAL
+    if _NON_INTEGRAL is None:
+        _NON_INTEGRAL = compile_ir(parse_regex(r"-?(0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*"))
+    return _NON_INTEGRAL

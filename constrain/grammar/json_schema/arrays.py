@@ -1,0 +1,196 @@
+"""Arrays: positional items, counts, `contains` with min/maxContains, and `uniqueItems` where the
+items come from a small finite set of values.
+
+`contains` splits each item in two: it matches the contained schema or its complement; a Graph
+counts the matches. `uniqueItems` tracks which of the k possible values were used (2^k states).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from ...automata import ir
+from ...errors import SchemaError, UnsupportedSchemaError
+from . import containers
+from .literals import json_equal, json_literal
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .translate import Translator
+
+MAX_UNIQUE_VALUES = 10
+
+
+def array_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
+    prefix, prefix_ptr, rest, rest_ptr = _positions(schema, pointer)
+    lo = _count(schema, "minItems", pointer, 0)
+    hi = _count(schema, "maxItems", pointer, None)
+    if rest is False:
+        hi = len(prefix) if hi is None else min(hi, len(prefix))
+    if hi is not None and hi < lo:
+        return ir.NOTHING
+    contains = schema.get("contains")
+    c_lo = 1 if tr.legacy_refs else _count(schema, "minContains", pointer, 1)
+    c_hi = None if tr.legacy_refs else _count(schema, "maxContains", pointer, None)
+    if contains is not None and c_lo == 0 and c_hi is None:
+        contains = None  # at least zero matches: always true
+    unique = schema.get("uniqueItems") is True and (hi is None or hi > 1)
+    if contains is not None:
+        if unique:
+            tr.unsupported("uniqueItems", f"{pointer}/uniqueItems", "together with contains")
+        return _counting(tr, schema, pointer, prefix, rest, lo, hi, contains, c_lo, c_hi)
+    if unique:
+        node = _unique(tr, pointer, prefix, rest, lo, hi)
+        if node is not None:
+            return node
+    prefix_nodes = [tr.rule(f"{prefix_ptr}/{i}", s) for i, s in enumerate(prefix)]
+    rest_node: Optional[ir.Node] = None if rest is False else tr.rule(rest_ptr, rest)
+    return containers.array(prefix_nodes, rest_node, lo, hi, tr.ws)
+
+
+def _positions(schema: dict, pointer: str) -> tuple[list, str, Any, str]:
+    """(schemas of the first items, their pointer, schema of the others, its pointer)."""
+    items = schema.get("items", True)
+    if "prefixItems" in schema:
+        return list(schema["prefixItems"]), f"{pointer}/prefixItems", items, f"{pointer}/items"
+    if isinstance(items, list):  # drafts before 2020-12: a tuple
+        return list(items), f"{pointer}/items", schema.get("additionalItems", True), f"{pointer}/additionalItems"
+    return [], "", items, f"{pointer}/items"
+
+
+def _count(schema: dict, key: str, pointer: str, default: Optional[int]) -> Optional[int]:
+    value = schema.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or not float(value).is_integer():
+        raise SchemaError(f"{key} must be a non-negative integer", f"{pointer}/{key}")
+    return int(value)
+
+
+def _counting(
+    tr: "Translator", schema: dict, pointer: str, prefix: list, rest: Any, lo: int, hi: Optional[int],
+    contains: Any, c_lo: int, c_hi: Optional[int],
+) -> ir.Node:
+    """Items that match `contains` are counted: the array is valid when the count is in
+    [c_lo, c_hi] and the length in [lo, hi]."""
+    ptr = f"{pointer}/contains"
+    p = len(prefix)
+    # Positions 0..top; without maxItems `top` means "top or more" (and is past the first item).
+    top = max(p, lo, hi) if hi is not None else max(p, lo, 1)
+    counts = containers.Counts(c_lo, c_hi)
+    n_states = (top + 1) * counts.n
+    if n_states > tr.opts.max_item_states:
+        raise UnsupportedSchemaError("contains", ptr, f"counting needs {n_states} states (limit {tr.opts.max_item_states})")
+    kinds: dict[int, tuple[Optional[ir.Node], Optional[ir.Node]]] = {}
+
+    def item(i: int) -> tuple[Optional[ir.Node], Optional[ir.Node]]:
+        """(node of an item at position i that matches `contains`, one that does not)."""
+        key = min(i, p)
+        if key not in kinds:
+            base = prefix[i] if i < p else rest
+            if base is False:
+                kinds[key] = (None, None)
+            else:
+                where = f"{pointer}/prefixItems/{i}" if i < p else f"{pointer}/items"
+                match = tr.rule(f"{where}#contains", {"allOf": [base, contains]})
+                other = None if contains is True else tr.rule(f"{where}#not-contains", {"allOf": [base, {"not": contains}]})
+                kinds[key] = (match, other)
+        return kinds[key]
+
+    def state(i: int, c: int) -> int:
+        return i * counts.n + c
+
+    comma = ir.concat(tr.ws, ir.literal(","), tr.ws)
+    edges = []
+    finals = []
+    for i in range(top + 1):
+        for c in range(counts.n):
+            if i >= lo and counts.ok(c):
+                finals.append(state(i, c))
+            if hi is not None and i >= hi:
+                continue
+            nxt = i + 1 if hi is not None else min(i + 1, top)
+            sep = ir.EMPTY if i == 0 else comma
+            match, other = item(i)
+            c2 = counts.step(c)
+            if match is not None and c2 is not None:
+                edges.append((state(i, c), state(nxt, c2), ir.concat(sep, match)))
+            if other is not None:
+                edges.append((state(i, c), state(nxt, c), ir.concat(sep, other)))
+    graph = ir.Graph(n_states, state(0, 0), tuple(finals), tuple(edges))
+    return ir.concat(ir.literal("["), tr.ws, graph, tr.ws, ir.literal("]"))
+
+
+def _unique(tr: "Translator", pointer: str, prefix: list, rest: Any, lo: int, hi: Optional[int]) -> Optional[ir.Node]:
+    """uniqueItems over a finite set of item values: a Graph over (position up to the end of
+    the prefix, the set of values used so far)."""
+    ptr = f"{pointer}/uniqueItems"
+    why = f"only for items from at most {MAX_UNIQUE_VALUES} known values"
+    universe: list = []
+    allowed: list[list[int]] = []  # per position 0..p (p: every later position)
+    for i, sub in enumerate(prefix + [rest]):
+        values = [] if sub is False else finite_values(tr, sub, f"{pointer}/items")
+        if values is None:
+            tr.unsupported("uniqueItems", ptr, why)
+            return None
+        idx = []
+        for v in values:
+            found = next((k for k, w in enumerate(universe) if json_equal(v, w)), None)
+            if found is None:
+                universe.append(v)
+                found = len(universe) - 1
+            idx.append(found)
+        allowed.append(idx)
+    k = len(universe)
+    p = len(prefix)
+    n_states = (p + 1) << k
+    if k > MAX_UNIQUE_VALUES or n_states > tr.opts.max_item_states:
+        tr.unsupported("uniqueItems", ptr, why)
+        return None
+    literals = [json_literal(v) for v in universe]
+    comma = ir.concat(tr.ws, ir.literal(","), tr.ws)
+
+    def state(i: int, mask: int) -> int:
+        return (i << k) | mask
+
+    edges = []
+    finals = []
+    for i in range(p + 1):
+        for mask in range(1 << k):
+            used = bin(mask).count("1")
+            if used >= lo and (hi is None or used <= hi) and (i == p or used == i):
+                finals.append(state(i, mask))
+            if hi is not None and used >= hi:
+                continue
+            sep = comma if (mask or i) else ir.EMPTY
+            for j in allowed[i]:
+                if not mask & (1 << j):
+                    edges.append((state(i, mask), state(min(i + 1, p), mask | 1 << j), ir.concat(sep, literals[j])))
+    graph = ir.Graph(n_states, 0, tuple(finals), tuple(edges))
+    return ir.concat(ir.literal("["), tr.ws, graph, tr.ws, ir.literal("]"))
+
+
+def finite_values(tr: "Translator", schema: Any, pointer: str) -> Optional[list]:
+    """The values `schema` allows if they are few and known (enum/const, booleans, null)."""
+    from .dnf import alternatives
+
+    out: list = []
+    for alt in alternatives(schema, pointer, tr):
+        if alt is True:
+            return None
+        if "const" in alt or "enum" in alt:
+            values = [alt["const"]] if "const" in alt else list(alt["enum"])
+            values = [v for v in values if tr.valid_value(v, alt)]
+        else:
+            types = alt.get("type")
+            if types is None:
+                return None
+            types = {types} if isinstance(types, str) else set(types)
+            if not types <= {"boolean", "null"}:
+                return None
+            values = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+        for v in values:
+            if not any(json_equal(v, w) for w in out):
+                out.append(v)
+        if len(out) > MAX_UNIQUE_VALUES:
+            return None
+    return out

@@ -1,0 +1,104 @@
+"""Strings: lengths, patterns, formats, excluded values; and the key language of propertyNames.
+
+Unconstrained strings accept every JSON spelling (escapes included). Lengths and patterns
+multiply spellings, so constrained strings are spelled canonically (what json.dumps writes with
+ensure_ascii=False): narrower in spelling, never in the set of string values allowed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from ...automata import DFA, compile_ir, ir, parse_regex
+from ...automata.algebra import difference, intersect
+from ...errors import EmptyLanguageError, SchemaError
+from . import lexical
+from .formats import FORMATS
+from .keywords import NOT_ENUM, NOT_FORMATS, NOT_PATTERNS, PATTERNS
+from .patterns import search_pattern
+from .validation import unenforced_format_note
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .translate import Translator
+
+
+def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
+    """The quoted JSON strings valid under the string keywords of `schema`."""
+    lo = _length(schema, "minLength", pointer, 0)
+    hi = _length(schema, "maxLength", pointer, None)
+    if hi is not None and hi < lo:
+        return ir.NOTHING
+    keep: list[ir.Node] = []  # over decoded characters: the value must match each
+    drop: list[ir.Node] = []  # ... and none of these
+    patterns = ([schema["pattern"]] if "pattern" in schema else []) + list(schema.get(PATTERNS, []))
+    keep += [search_pattern(p, f"{pointer}/pattern") for p in patterns]
+    fmt = schema.get("format")
+    if fmt is not None:
+        if fmt in FORMATS:
+            keep.append(parse_regex(FORMATS[fmt]))
+        elif isinstance(fmt, str):
+            tr.annotations.append(unenforced_format_note(fmt, pointer))
+    drop += [search_pattern(p, f"{pointer}/not/pattern") for p in schema.get(NOT_PATTERNS, [])]
+    drop += [parse_regex(FORMATS[f]) for f in schema.get(NOT_FORMATS, []) if f in FORMATS]
+    excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, str)]
+    if not keep and not drop and hi is None and lo == 0:
+        node: ir.Node = lexical.quoted(lexical.string_body())  # every spelling: one small loop
+    else:
+        try:
+            dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
+            for n in keep:
+                dfa = intersect(dfa, compile_ir(lexical.encode(n, canonical=True)))
+            for n in drop:
+                dfa = difference(dfa, compile_ir(lexical.encode(n, canonical=True)))
+        except EmptyLanguageError:
+            return ir.NOTHING  # no string satisfies all of them
+        node = lexical.quoted(ir.Embedded(dfa))
+    if excluded:
+        try:
+            node = ir.Embedded(difference(compile_ir(node), compile_ir(ir.alt(*(lexical.string_literal(v) for v in excluded)))))
+        except EmptyLanguageError:
+            return ir.NOTHING
+    return node
+
+
+def _length(schema: dict, key: str, pointer: str, default: Optional[int]) -> Optional[int]:
+    value = schema.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or not float(value).is_integer():
+        raise SchemaError(f"{key} must be a non-negative integer", f"{pointer}/{key}")
+    return int(value)
+
+
+def key_language(tr: "Translator", schema: Any, pointer: str) -> Optional[DFA]:
+    """The quoted spellings of the object keys `propertyNames` allows (None: no key at all)."""
+    from .dnf import alternatives
+
+    parts: list[ir.Node] = []
+    for alt in alternatives(schema, pointer, tr):
+        if alt is True:
+            parts.append(lexical.quoted(lexical.string_body()))
+            continue
+        if "const" in alt or "enum" in alt:
+            values = [alt["const"]] if "const" in alt else list(alt["enum"])
+            parts += [lexical.string_literal(v) for v in values if isinstance(v, str) and tr.valid_value(v, alt)]
+            continue
+        types = alt.get("type", "string")
+        if "string" in ([types] if isinstance(types, str) else types):
+            parts.append(string_node(tr, alt, pointer))
+    try:
+        return compile_ir(ir.alt(*parts)) if parts else None
+    except EmptyLanguageError:
+        return None
+
+
+def canonical_key(key: str) -> bytes:
+    """A property name as the grammar writes it (canonical JSON string)."""
+    import json
+
+    return json.dumps(key, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def dfa_accepts(dfa: DFA, data: bytes) -> bool:
+    q = dfa.walk(0, data)
+    return q >= 0 and bool(dfa.is_accepting(q))

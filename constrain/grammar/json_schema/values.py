@@ -1,0 +1,70 @@
+"""Is a known JSON value valid under a schema? (to filter `enum`/`const` values and keys)
+
+The `jsonschema` library decides for the standard keywords (with the document's root, so
+`$ref`s resolve); our internal keywords (keywords.py) are checked here, with the same regex
+engine the grammar uses.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from ...automata import DFA, compile_ir, parse_regex
+from ...errors import SchemaError
+from .formats import FORMATS
+from .keywords import INTERNAL, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS
+from .literals import json_equal
+from .patterns import search_pattern
+
+
+def valid_value(value: Any, schema: Any, root: Any) -> bool:
+    if schema is True or schema is False:
+        return schema
+    if not _internal_ok(value, schema):
+        return False
+    standard = {k: v for k, v in schema.items() if k not in INTERNAL}
+    if not standard:
+        return True
+    import jsonschema
+
+    try:
+        cls = jsonschema.validators.validator_for(root if isinstance(root, dict) else {})
+        return cls(root if isinstance(root, dict) else {}).evolve(schema=standard).is_valid(value)
+    except Exception as exc:  # an unresolvable $ref, a regex it cannot compile...
+        raise SchemaError(f"cannot check a value against this schema: {type(exc).__name__}: {exc}") from None
+
+
+def _internal_ok(value: Any, schema: dict) -> bool:
+    if any(json_equal(value, v) for v in schema.get(NOT_ENUM, ())):
+        return False
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        if not all(_matches(_pattern_dfa(p), data) for p in schema.get(PATTERNS, ())):
+            return False
+        if any(_matches(_pattern_dfa(p), data) for p in schema.get(NOT_PATTERNS, ())):
+            return False
+        if any(f in FORMATS and _matches(_format_dfa(f), data) for f in schema.get(NOT_FORMATS, ())):
+            return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        integral = float(value).is_integer()
+        if schema.get(NON_INTEGER) and integral:
+            return False
+        if integral and any(int(value) % int(k) == 0 for k in schema.get(NOT_MULTIPLE_OF, ())):
+            return False
+    return True
+
+
+def _matches(dfa: DFA, data: bytes) -> bool:
+    q = dfa.walk(0, data)
+    return q >= 0 and bool(dfa.is_accepting(q))
+
+
+@lru_cache(maxsize=256)
+def _pattern_dfa(pattern: str) -> DFA:
+    return compile_ir(search_pattern(pattern, "#"))
+
+
+@lru_cache(maxsize=64)
+def _format_dfa(fmt: str) -> DFA:
+    return compile_ir(parse_regex(FORMATS[fmt]))
