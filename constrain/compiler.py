@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from . import __version__
 from .automata import regex_to_dfa
@@ -72,10 +72,13 @@ class Compiler:
         property_order: str = "schema",
         additional_properties: str = "schema",
         strict: bool = True,
+        resources: Optional[Mapping[str, Any]] = None,
     ) -> CompiledGrammar:
         """A grammar of the JSON documents valid under `schema` (a dict, JSON text, or a Python
         type such as a Pydantic model). Unsupported keywords raise UnsupportedSchemaError with
-        their JSON pointer; with strict=False they are relaxed and listed in `.relaxations`."""
+        their JSON pointer; with strict=False they are relaxed and listed in `.relaxations`.
+        `resources` maps URIs to other schema documents that `$ref`s may name (multi-file
+        schemas); nothing is ever fetched."""
         from .automata.rules import compile_rules
         from .grammar.json_schema.options import JsonSchemaOptions
         from .grammar.json_schema.sources import schema_to_dict
@@ -84,12 +87,15 @@ class Compiler:
 
         options = JsonSchemaOptions(whitespace, property_order, additional_properties, strict)
         as_dict = schema_to_dict(schema)
+        documents = {str(uri): schema_to_dict(doc) for uri, doc in (resources or {}).items()}
         source = json.dumps(as_dict, sort_keys=True, separators=(",", ":"))
+        if documents:
+            source += "\n" + json.dumps(documents, sort_keys=True, separators=(",", ":"))
         key = cache_key("json_schema", source, options.key(), self.vocab.fingerprint, __version__,
                         [self.limits.max_nfa_states, self.limits.max_dfa_states])
 
         def compute() -> CompiledGrammar:
-            translator = Translator(as_dict, options)
+            translator = Translator(as_dict, options, documents)
             rules, start = translator.translate()
             try:
                 rule_set = compile_rules(rules, start, self.limits)

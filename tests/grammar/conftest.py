@@ -93,6 +93,22 @@ def suite_files() -> list[str]:
     return out
 
 
+_REMOTES: Optional[dict] = None
+
+
+def suite_remotes() -> dict:
+    """The suite's remotes/ documents under the URIs its tests name (http://localhost:1234/...):
+    given to the compile as `resources` (the suite's README: implementations serve them there)."""
+    global _REMOTES
+    if _REMOTES is None:
+        root = SHARED_DATA / "json-schema-test-suite" / "remotes"
+        _REMOTES = {
+            "http://localhost:1234/" + p.relative_to(root).as_posix(): json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(root.rglob("*.json"))
+        } if root.is_dir() else {}
+    return _REMOTES
+
+
 def bench_subsets() -> list[str]:
     out = []
     for root in BENCH_ROOTS:
@@ -263,6 +279,7 @@ class Harness:
         *,
         draft: Optional[str] = None,
         file_key: Optional[str] = None,
+        resources: Optional[dict] = None,
     ) -> GroupResult:
         """Compile `schema` once (strict, default options) and judge every test instance.
         `case_id(i)` names test i. Never raises for the schema's sake: crashes become outcomes."""
@@ -272,7 +289,7 @@ class Harness:
         error = detail = why = ""
         t0 = time.perf_counter()
         try:
-            compiled = self.compiler.compile_json_schema(schema)
+            compiled = self.compiler.compile_json_schema(schema, resources=resources)
         except self._unsupported as e:
             error, detail = "unsupported", f"{e.keyword!r} at {e.pointer}: {e}"
             why = f"unsupported {e.keyword}"
@@ -392,7 +409,7 @@ class Harness:
             base = f"{prefix}{rel}#{g_i}"
             r = self.run_group(
                 group["schema"], group["tests"], lambda i, base=base: f"{base}/{i}",
-                draft=draft, file_key=f"{prefix}{rel}",
+                draft=draft, file_key=f"{prefix}{rel}", resources=suite_remotes(),
             )
             out += r.outcomes
         return out

@@ -73,3 +73,50 @@ def test_integers_with_any_bounds(lo, lo_ex, hi, hi_ex, probe):
     expected = _ok(Decimal(probe), *[Decimal(str(b)) if isinstance(b, float) else b for b in bounds])
     for text in (str(probe), f"{probe}.0"):
         assert (dfa is not None and _accepts(dfa, text)) == expected, (schema, text)
+
+
+decimal_bound = st.one_of(st.none(), st.integers(-30, 30), st.decimals(-30, 30, places=3, allow_nan=False).map(float))
+decimal_texts = st.one_of(
+    texts,
+    st.decimals(-31, 31, places=4, allow_nan=False).map(lambda d: format(d, "f")),
+    st.decimals(-31, 31, places=3, allow_nan=False).map(lambda d: format(d, "f") + "000"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(decimal_bound, st.booleans(), decimal_bound, st.booleans(), st.lists(decimal_texts, min_size=1, max_size=12))
+def test_decimals_between_fractional_bounds(lo, lo_ex, hi, hi_ex, probes):
+    """Bounds like 1.1 or -0.25 compare digit by digit at the bound's integer part."""
+    dfa = None
+    try:
+        dfa = compile_ir(decimal_ir(lo, lo_ex, hi, hi_ex))
+    except Exception as exc:  # empty range: nothing may be inside
+        assert "empty" in str(exc)
+    as_dec = [None if b is None else Decimal(repr(b)) if isinstance(b, float) else Decimal(b) for b in (lo, hi)]
+    for text in probes:
+        try:
+            value = json.loads(text)
+            valid_syntax = isinstance(value, (int, float)) and "e" not in text.lower()
+        except ValueError:
+            valid_syntax = False
+        expected = valid_syntax and _ok(Decimal(text), as_dec[0], lo_ex, as_dec[1], hi_ex)
+        got = dfa is not None and _accepts(dfa, text)
+        assert got == expected, (lo, lo_ex, hi, hi_ex, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 3), st.lists(decimal_texts, min_size=1, max_size=12))
+def test_decimal_multiple_of(m, d, probes):
+    """multipleOf m/10^d: exact on exponent-free numbers (Decimal arithmetic is the oracle)."""
+    from constrain.automata.numeric import decimal_multiple_of
+
+    dfa = decimal_multiple_of(m, d)
+    k = Decimal(m).scaleb(-d)
+    for text in probes:
+        try:
+            value = json.loads(text)
+            valid_syntax = isinstance(value, (int, float)) and "e" not in text.lower()
+        except ValueError:
+            valid_syntax = False
+        expected = valid_syntax and (Decimal(text) / k) % 1 == 0
+        assert _accepts(dfa, text) == expected, (m, d, text)

@@ -67,6 +67,23 @@ SCHEMAS = {
     "overlap_patterns": {"type": "object", "patternProperties": {"^x": {"type": "integer"}, "q$": {"minimum": 5}}, "additionalProperties": False},
     "decimal_multiple": {"type": "number", "multipleOf": 0.25, "maximum": 10},
     "not_values": {"not": {"enum": ["a", 1, None, True]}},
+    "unevaluated_props": {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "allOf": [{"properties": {"b": {"type": "string"}}}],
+        "anyOf": [{"properties": {"x": {"type": "boolean"}}, "required": ["x"]}, {"properties": {"y": {"type": "null"}}}],
+        "unevaluatedProperties": False,
+    },
+    "unevaluated_items": {
+        "type": "array", "prefixItems": [{"type": "string"}], "contains": {"type": "integer", "maximum": 3},
+        "unevaluatedItems": {"type": "boolean"},
+    },
+    "double_not": {
+        "properties": {"a": {"type": "integer"}},
+        "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
+        "unevaluatedProperties": False,
+    },
+    "two_contains": {"type": "array", "allOf": [{"contains": {"type": "string"}}, {"contains": {"type": "integer"}, "maxContains": 2}]},
 }
 
 json_values = st.recursive(
@@ -120,6 +137,10 @@ VALID = {
     "overlap_patterns": [{}, {"x": 1}, {"xq": 5}, {"q": 7.5}],
     "decimal_multiple": [0, 0.25, -1.5, 10, 9.75, 2.50],
     "not_values": ["b", 2, False, [], {}],
+    "unevaluated_props": [{"a": 1, "b": "s", "x": True}, {"y": None}, {"x": False}, {}],
+    "unevaluated_items": [["s", 1], ["s", 1, True], ["s", True, 2]],
+    "double_not": ["s", 1],  # b must be 1, but nothing inside a `not` evaluates it
+    "two_contains": [["a", 1], ["a", 1, 2], [1, "b"]],
 }
 INVALID = {
     "person": [{}, {"name": ""}, {"name": "toolongname"}, {"name": "A", "age": 131}, {"name": "A", "tags": ["d"]}],
@@ -144,6 +165,10 @@ INVALID = {
     "overlap_patterns": [{"x": 1.5}, {"xq": 4}, {"q": 1}, {"z": 1}],
     "decimal_multiple": [0.1, 10.25, 1.3, "s"],
     "not_values": ["a", 1, 1.0, None, True],
+    "unevaluated_props": [{"z": 1}, {"a": 1, "x": 1}, {"b": 1}],
+    "unevaluated_items": [[1], ["s"], ["s", 5], ["s", "t", 1]],
+    "double_not": [{"a": 1, "b": 1}, {"b": 1}, {"a": 1}, {}],
+    "two_contains": [[], ["a"], [1], ["a", 1, 2, 3]],
 }
 
 
@@ -214,8 +239,11 @@ def test_pydantic_models(compiler, llama3):
 
 def test_errors_name_the_pointer(compiler):
     with pytest.raises(UnsupportedSchemaError) as info:
-        compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "object", "unevaluatedProperties": False}}})
-    assert info.value.pointer == "#/properties/a/unevaluatedProperties"
+        compiler.compile_json_schema({"type": "object", "properties": {"a": {"$dynamicRef": "#node"}}})
+    assert info.value.pointer == "#/properties/a/$dynamicRef"
+    with pytest.raises(UnsupportedSchemaError, match="another document") as info:
+        compiler.compile_json_schema({"properties": {"a": {"$ref": "other.json#/x"}}})
+    assert info.value.pointer == "#/properties/a"
     with pytest.raises(UnsupportedSchemaError) as info:
         compiler.compile_json_schema({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 0.123456789}}})
     assert info.value.pointer == "#/properties/a/multipleOf"
@@ -251,3 +279,21 @@ def test_masks_exclude_special_tokens(compiler, llama3):
     assert not (llama3.special_ids & allowed)
     assert len(allowed) > 100_000  # inside a free string nearly everything is allowed
     assert np.all(np.array(sorted(allowed)) < llama3.size)
+
+
+def test_references_across_ids_and_documents(compiler):
+    """`$ref`s resolve against the `$id` of their resource; other documents come from
+    `resources` (never fetched)."""
+    schema = {
+        "$id": "https://example.com/schemas/root.json",
+        "type": "object",
+        "properties": {"a": {"$ref": "item.json"}, "b": {"$ref": "defs.json#/$defs/n"}, "c": {"$ref": "#/$defs/item"}},
+        "$defs": {"item": {"$id": "item.json", "type": "integer"}},
+    }
+    defs = {"$defs": {"n": {"type": "null"}}}
+    grammar = compiler.compile_json_schema(schema, resources={"https://example.com/schemas/defs.json": defs})
+    assert grammar.accepts('{"a":1,"b":null,"c":2}')
+    for bad in ('{"a":"x"}', '{"b":1}', '{"c":null}'):
+        assert not grammar.accepts(bad), bad
+    with pytest.raises(UnsupportedSchemaError, match="another document"):
+        compiler.compile_json_schema(schema)

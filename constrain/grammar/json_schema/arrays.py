@@ -7,17 +7,20 @@ counts the matches. `uniqueItems` tracks which of the k possible values were use
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any, Optional
 
 from ...automata import ir
 from ...errors import SchemaError, UnsupportedSchemaError
 from . import containers
+from .combinators import contains_list
 from .literals import json_equal, json_literal
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
 MAX_UNIQUE_VALUES = 10
+MAX_CONTAINS = 3
 
 
 def array_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
@@ -28,16 +31,15 @@ def array_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         hi = len(prefix) if hi is None else min(hi, len(prefix))
     if hi is not None and hi < lo:
         return ir.NOTHING
-    contains = schema.get("contains")
-    c_lo = 1 if tr.legacy_refs else _count(schema, "minContains", pointer, 1)
-    c_hi = None if tr.legacy_refs else _count(schema, "maxContains", pointer, None)
-    if contains is not None and c_lo == 0 and c_hi is None:
-        contains = None  # at least zero matches: always true
+    for key in ("minContains", "maxContains"):
+        _count(schema, key, pointer, None)  # (validated)
+    # (at least zero matches and no maximum: always true)
+    entries = [e for e in contains_list(schema, tr.legacy_refs) if e[1] > 0 or e[2] is not None]
     unique = schema.get("uniqueItems") is True and (hi is None or hi > 1)
-    if contains is not None:
+    if entries:
         if unique:
             tr.unsupported("uniqueItems", f"{pointer}/uniqueItems", "together with contains")
-        return _counting(tr, schema, pointer, prefix, rest, lo, hi, contains, c_lo, c_hi)
+        return _counting(tr, pointer, prefix, rest, lo, hi, entries)
     if unique:
         node = _unique(tr, pointer, prefix, rest, lo, hi)
         if node is not None:
@@ -67,56 +69,58 @@ def _count(schema: dict, key: str, pointer: str, default: Optional[int]) -> Opti
 
 
 def _counting(
-    tr: "Translator", schema: dict, pointer: str, prefix: list, rest: Any, lo: int, hi: Optional[int],
-    contains: Any, c_lo: int, c_hi: Optional[int],
+    tr: "Translator", pointer: str, prefix: list, rest: Any, lo: int, hi: Optional[int], entries: list,
 ) -> ir.Node:
-    """Items that match `contains` are counted: the array is valid when the count is in
-    [c_lo, c_hi] and the length in [lo, hi]."""
+    """Items are counted per `contains` schema they match: the array is valid when each count
+    is within its [minContains, maxContains] and the length in [lo, hi]. An item is one of 2^n
+    kinds (which of the n contains schemas it matches); a Graph tracks position and counts."""
     ptr = f"{pointer}/contains"
+    if len(entries) > MAX_CONTAINS:
+        raise UnsupportedSchemaError("contains", ptr, f"more than {MAX_CONTAINS} contains keywords on one array")
     p = len(prefix)
     # Positions 0..top; without maxItems `top` means "top or more" (and is past the first item).
     top = max(p, lo, hi) if hi is not None else max(p, lo, 1)
-    counts = containers.Counts(c_lo, c_hi)
-    n_states = (top + 1) * counts.n
+    counters = [containers.Counts(int(c_lo), None if c_hi is None else int(c_hi)) for _, c_lo, c_hi, _ in entries]
+    combos = list(itertools.product(*(range(c.n) for c in counters)))
+    index = {combo: k for k, combo in enumerate(combos)}
+    n_states = (top + 1) * len(combos)
     if n_states > tr.opts.max_item_states:
         raise UnsupportedSchemaError("contains", ptr, f"counting needs {n_states} states (limit {tr.opts.max_item_states})")
-    kinds: dict[int, tuple[Optional[ir.Node], Optional[ir.Node]]] = {}
+    kinds: dict[tuple[int, int], Optional[ir.Node]] = {}
 
-    def item(i: int) -> tuple[Optional[ir.Node], Optional[ir.Node]]:
-        """(node of an item at position i that matches `contains`, one that does not)."""
-        key = min(i, p)
+    def item(i: int, mask: int) -> Optional[ir.Node]:
+        """An item at position i that matches exactly the contains schemas in `mask`."""
+        key = (min(i, p), mask)
         if key not in kinds:
             base = prefix[i] if i < p else rest
-            if base is False:
-                kinds[key] = (None, None)
+            parts = [c if mask >> j & 1 else {"not": c} for j, (c, _, _, _) in enumerate(entries)]
+            if base is False or any(x is False for x in parts) or any(x == {"not": True} for x in parts):
+                kinds[key] = None
             else:
                 where = f"{pointer}/prefixItems/{i}" if i < p else f"{pointer}/items"
-                match = tr.rule(f"{where}#contains", {"allOf": [base, contains]})
-                other = None if contains is True else tr.rule(f"{where}#not-contains", {"allOf": [base, {"not": contains}]})
-                kinds[key] = (match, other)
+                kinds[key] = tr.rule(f"{where}#contains{mask}", {"allOf": [base, *parts]})
         return kinds[key]
 
-    def state(i: int, c: int) -> int:
-        return i * counts.n + c
+    def state(i: int, combo: tuple) -> int:
+        return i * len(combos) + index[combo]
 
     comma = ir.concat(tr.ws, ir.literal(","), tr.ws)
     edges = []
     finals = []
     for i in range(top + 1):
-        for c in range(counts.n):
-            if i >= lo and counts.ok(c):
-                finals.append(state(i, c))
+        for combo in combos:
+            if i >= lo and all(c.ok(v) for c, v in zip(counters, combo)):
+                finals.append(state(i, combo))
             if hi is not None and i >= hi:
                 continue
             nxt = i + 1 if hi is not None else min(i + 1, top)
             sep = ir.EMPTY if i == 0 else comma
-            match, other = item(i)
-            c2 = counts.step(c)
-            if match is not None and c2 is not None:
-                edges.append((state(i, c), state(nxt, c2), ir.concat(sep, match)))
-            if other is not None:
-                edges.append((state(i, c), state(nxt, c), ir.concat(sep, other)))
-    graph = ir.Graph(n_states, state(0, 0), tuple(finals), tuple(edges))
+            for mask in range(1 << len(entries)):
+                stepped = tuple(c.step(v) if mask >> j & 1 else v for j, (c, v) in enumerate(zip(counters, combo)))
+                node = item(i, mask)
+                if node is not None and None not in stepped:
+                    edges.append((state(i, combo), state(nxt, stepped), ir.concat(sep, node)))
+    graph = ir.Graph(n_states, state(0, combos[0]), tuple(finals), tuple(edges))
     return ir.concat(ir.literal("["), tr.ws, graph, tr.ws, ir.literal("]"))
 
 

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConstrainError, SchemaError
 from .keywords import (
-    ALL_TYPES, ANNOTATIONS, ENFORCED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS,
+    ALL_TYPES, ANNOTATIONS, DERIVED_OPEN, ENFORCED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS,
+    PATTERNS, REAL_ITEMS, UNEVALUATED_NAMES, CONTAINS_ALL,
 )
 from .literals import json_equal, type_name
 from .numbers import integer_bounds
@@ -61,8 +62,10 @@ def disjoint(branches: list, tr: "Translator") -> bool:
     return not (const_types & seen)
 
 
-_MERGE_MIN = ("minLength", "minItems", "minProperties", "minContains")
-_MERGE_MAX = ("maxLength", "maxItems", "maxProperties", "maxContains")
+_MERGE_MIN = ("minLength", "minItems", "minProperties")
+_MERGE_MAX = ("maxLength", "maxItems", "maxProperties")
+_CONTAINS = ("contains", "minContains", "maxContains", CONTAINS_ALL)
+_SPECIAL = (UNEVALUATED_NAMES, REAL_ITEMS, *_CONTAINS)
 _CONCAT = (NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NOT_MULTIPLE_OF)
 _BOUNDS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
 _ARRAY_POSITIONAL = ("prefixItems", "items", "additionalItems")
@@ -92,7 +95,7 @@ def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
         raise SchemaError("allOf members must be schemas", pointer)
     out = dict(a)
     for key, bv in b.items():
-        if key in ANNOTATIONS or key in _BOUNDS or key in _ARRAY_POSITIONAL:
+        if key in ANNOTATIONS or key in _BOUNDS or key in _ARRAY_POSITIONAL or key in _SPECIAL:
             continue
         if key not in out:
             out[key] = bv
@@ -128,7 +131,7 @@ def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
             out[PATTERNS] = list(out.get(PATTERNS, [])) + [av, bv]
         elif key in _CONCAT:
             out[key] = list(av) + list(bv)
-        elif key == NON_INTEGER:
+        elif key in (NON_INTEGER, DERIVED_OPEN):
             out[key] = bool(av) or bool(bv)
         elif key == "multipleOf" and _integral(av) and _integral(bv):
             out[key] = math.lcm(int(av), int(bv))
@@ -141,6 +144,11 @@ def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
         if not values:
             return False
         out["enum"] = values
+    _merge_contains(a, b, out, tr)
+    _merge_unevaluated_names(a, b, out)
+    if REAL_ITEMS in a or REAL_ITEMS in b:
+        (pa, ra, ca), (pb, rb, cb) = real_items(a), real_items(b)
+        out[REAL_ITEMS] = (max(pa, pb), ra or rb, ca or cb)
     _merge_bounds(a, b, out)
     _merge_positional(a, b, out)
     _cross_additional(a, b, out)
@@ -166,6 +174,58 @@ def _allowed_values(a: dict, b: dict) -> "list | None":
     return values
 
 
+def _merge_unevaluated_names(a: dict, b: dict, out: dict) -> None:
+    """A property is unevaluated if only derived schemas name it (on every side naming it)."""
+    names = set()
+    for x, y in ((a, b), (b, a)):
+        real_y = set(y.get("properties", {})) - set(y.get(UNEVALUATED_NAMES, ()))
+        names |= set(x.get(UNEVALUATED_NAMES, ())) - real_y
+    if names:
+        out[UNEVALUATED_NAMES] = sorted(names)
+    else:
+        out.pop(UNEVALUATED_NAMES, None)
+
+
+def contains_list(s: dict, legacy: bool) -> list[tuple[Any, int, Any, bool]]:
+    """The `contains` of an array schema as (schema, minContains, maxContains, real) entries."""
+    if CONTAINS_ALL in s:
+        return list(s[CONTAINS_ALL])
+    if "contains" not in s:
+        return []
+    real = s[REAL_ITEMS][2] if REAL_ITEMS in s else True
+    if legacy:  # minContains/maxContains came with 2019-09
+        return [(s["contains"], 1, None, real)]
+    return [(s["contains"], s.get("minContains", 1), s.get("maxContains"), real)]
+
+
+def _merge_contains(a: dict, b: dict, out: dict, tr: "Translator") -> None:
+    entries = contains_list(a, tr.legacy_refs)
+    for e in contains_list(b, tr.legacy_refs):
+        if not any(e[0] is f[0] and e[1:] == f[1:] for f in entries):
+            entries.append(e)
+    for k in _CONTAINS:
+        out.pop(k, None)
+    if len(entries) == 1:
+        c, lo, hi, _ = entries[0]
+        out["contains"] = c
+        if lo != 1:
+            out["minContains"] = lo
+        if hi is not None:
+            out["maxContains"] = hi
+    elif entries:
+        out[CONTAINS_ALL] = entries
+
+
+def real_items(s: dict) -> tuple[int, bool, bool]:
+    """(prefix length, explicit rest, contains) that the document's own keywords evaluate."""
+    if REAL_ITEMS in s:
+        return s[REAL_ITEMS]
+    prefix, _ = positional(s)
+    items = s.get("items")
+    rest = ("items" in s and not isinstance(items, list)) or (isinstance(items, list) and "additionalItems" in s)
+    return len(prefix), rest, "contains" in s or any(e[3] for e in s.get(CONTAINS_ALL, ()))
+
+
 def _merge_bounds(a: dict, b: dict, out: dict) -> None:
     """The tighter bounds of both sides, in the 2020-12 spelling (draft-4 flags converted)."""
     if not any(k in s for s in (a, b) for k in _BOUNDS):
@@ -186,7 +246,7 @@ def _merge_bounds(a: dict, b: dict, out: dict) -> None:
         out["exclusiveMaximum" if hi_ex else "maximum"] = hi
 
 
-def _positional(s: dict) -> tuple[list, Any]:
+def positional(s: dict) -> tuple[list, Any]:
     """(schemas of the first items, schema of the rest) of an array schema, any draft."""
     items = s.get("items", True)
     if isinstance(items, list):
@@ -201,14 +261,15 @@ def _merge_positional(a: dict, b: dict, out: dict) -> None:
         return
     for k in _ARRAY_POSITIONAL:
         out.pop(k, None)
-    (pa, ra), (pb, rb) = _positional(a), _positional(b)
+    (pa, ra), (pb, rb) = positional(a), positional(b)
     n = max(len(pa), len(pb))
     prefix = [both(pa[i] if i < len(pa) else ra, pb[i] if i < len(pb) else rb) for i in range(n)]
     rest = both(ra, rb)
     if prefix:
         out["prefixItems"] = prefix
-    if rest is not True:
-        out["items"] = rest
+    explicit = any(("items" in s and not isinstance(s["items"], list)) or "additionalItems" in s for s in (a, b))
+    if rest is not True or explicit:
+        out["items"] = rest  # (an explicit `items: true` still evaluates the items: unevaluatedItems)
 
 
 def _cross_additional(a: dict, b: dict, out: dict) -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
-from .combinators import disjoint, merge
-from .keywords import ANNOTATIONS, APPLICATORS, KNOWN_UNSUPPORTED
+from .combinators import both, contains_list, disjoint, merge, positional, real_items
+from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
 from .negation import negate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,7 +24,8 @@ MAX_DEPTH = 100
 
 
 def has_applicators(schema: Any) -> bool:
-    return isinstance(schema, dict) and any(k in schema for k in APPLICATORS)
+    """Does the schema need expanding (applicators, or unevaluated* over what they evaluate)?"""
+    return isinstance(schema, dict) and any(k in schema for k in APPLICATORS + UNEVALUATED)
 
 
 def alternatives(schema: Any, pointer: str, tr: "Translator", depth: int = 0) -> list[Any]:
@@ -48,18 +49,27 @@ def alternatives(schema: Any, pointer: str, tr: "Translator", depth: int = 0) ->
             pass  # jsonschema cannot judge it: expand as usual
         else:
             return [{"enum": kept}] if kept else []
+    closing = {k: schema[k] for k in UNEVALUATED if k in schema}
+    if closing and not tr.legacy_refs:  # (drafts before 2019-09 do not know these keywords)
+        inner = _without_unevaluated(schema, pointer, tr, depth)
+        return [a for a in (close_unevaluated(alt, closing, pointer, tr) for alt in inner) if a is not False]
+    return _without_unevaluated(schema, pointer, tr, depth)
+
+
+def _without_unevaluated(schema: dict, pointer: str, tr: "Translator", depth: int) -> list[Any]:
     for key in schema:
         if key in KNOWN_UNSUPPORTED:
             tr.unsupported(key, f"{pointer}/{key}")
     if "$ref" in schema:
         target_ptr, target = tr.resolve(schema["$ref"], pointer, schema)
-        siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS}
+        siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS and k not in UNEVALUATED}
         if tr.legacy_refs or not siblings:  # drafts 4-7 ignore keywords beside $ref
             return alternatives(target, target_ptr, tr, depth + 1)
+        # The schema's own keywords first: its own properties come first in schema order.
         return _product(
-            alternatives(target, target_ptr, tr, depth + 1), alternatives(siblings, pointer, tr, depth + 1), pointer, tr
+            alternatives(siblings, pointer, tr, depth + 1), alternatives(target, target_ptr, tr, depth + 1), pointer, tr
         )
-    alts: list[Any] = [{k: v for k, v in schema.items() if k not in APPLICATORS}]
+    alts: list[Any] = [{k: v for k, v in schema.items() if k not in APPLICATORS and k not in UNEVALUATED}]
     for key, value in schema.items():
         if key not in APPLICATORS or key in ("then", "else"):
             continue
@@ -68,6 +78,60 @@ def alternatives(schema: Any, pointer: str, tr: "Translator", depth: int = 0) ->
         if not alts:
             break
     return alts
+
+
+def _as_derived(alt: Any) -> Any:
+    """An alternative of a complement: nothing inside a `not` produces annotations, so none of
+    its object/array keywords counts as evaluating anything (see close_unevaluated)."""
+    if alt is True:
+        return True
+    out = dict(alt)
+    names = set(out.get("properties", {}))
+    if names:
+        out[UNEVALUATED_NAMES] = sorted(names)
+    if "patternProperties" in out or "additionalProperties" in out:
+        out[DERIVED_OPEN] = True
+    if any(k in out for k in ("prefixItems", "items", "additionalItems", "contains", CONTAINS_ALL)):
+        out[REAL_ITEMS] = NONE_REAL
+    if CONTAINS_ALL in out:
+        out[CONTAINS_ALL] = [(c, lo, hi, False) for c, lo, hi, _ in out[CONTAINS_ALL]]
+    return out
+
+
+def close_unevaluated(alt: Any, closing: dict, pointer: str, tr: "Translator") -> Any:
+    """Apply unevaluatedProperties/Items to one alternative: what it evaluates is what its
+    `properties`/`patternProperties`/`additionalProperties` (and `prefixItems`/`items`/
+    `contains`) name, except what derived schemas put there; the rest must satisfy the
+    keyword's schema. Afterwards everything counts as evaluated (outer levels see that)."""
+    out = {} if alt is True else dict(alt)
+    u = closing.get("unevaluatedProperties")
+    if "unevaluatedProperties" in closing and out.get(DERIVED_OPEN):
+        tr.unsupported("unevaluatedProperties", f"{pointer}/unevaluatedProperties", "next to the complement of an object keyword")
+    if "unevaluatedProperties" in closing and "additionalProperties" not in out:
+        derived = out.pop(UNEVALUATED_NAMES, [])
+        if derived:
+            props = dict(out.get("properties", {}))
+            for k in derived:
+                props[k] = both(props[k], u)
+            out["properties"] = props
+        out["additionalProperties"] = u
+    if "unevaluatedItems" in closing:
+        real_prefix, real_rest, real_contains = real_items(out)
+        if not real_rest:
+            # Items past what the document's prefixItems evaluate (and that its contains does
+            # not match) must satisfy unevaluatedItems, whatever derived keywords say of them.
+            u = closing["unevaluatedItems"]
+            if real_contains:
+                u = {"anyOf": [e[0] for e in contains_list(out, tr.legacy_refs) if e[3]] + [u]}
+            prefix, rest = positional(out)
+            for k in ("items", "additionalItems"):
+                out.pop(k, None)
+            prefix = [p if i < real_prefix else both(p, u) for i, p in enumerate(prefix)]
+            if prefix:
+                out["prefixItems"] = prefix
+            out["items"] = both(rest, u)
+        out.pop(REAL_ITEMS, None)
+    return out
 
 
 def finite_candidates(schema: Any, tr: "Translator", depth: int = 0) -> "list | None":
@@ -123,7 +187,7 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
         ]
         return _union([alternatives(e, f"{ptr}/{i}", tr, depth) for i, e in enumerate(exact)], ptr)
     if key == "not":
-        return alternatives(negate(value, ptr, tr), ptr, tr, depth)
+        return [_as_derived(a) for a in alternatives(negate(value, ptr, tr), ptr, tr, depth)]
     if key == "if":
         then, else_ = schema.get("then", True), schema.get("else", True)
         both = {"anyOf": [{"allOf": [value, then]}, {"allOf": [{"not": value}, else_]}]}
@@ -137,7 +201,8 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
             present: Any = {"required": [k, *dep]}
         else:
             present = {"allOf": [{"required": [k]}, dep]}
-        either = alternatives({"properties": {k: False}}, ptr, tr, depth) + alternatives(present, ptr, tr, depth)
+        absent = {"properties": {k: False}, UNEVALUATED_NAMES: [k]}
+        either = alternatives(absent, ptr, tr, depth) + alternatives(present, ptr, tr, depth)
         out = _product(out, either, ptr, tr)
     return out
 
@@ -149,10 +214,8 @@ def _list(value: Any, ptr: str) -> list:
 
 
 def _union(groups: list[list[Any]], ptr: str) -> list[Any]:
-    out = [a for g in groups for a in g]
-    if any(a is True for a in out):
-        return [True]
-    _check_size(out, ptr)
+    out = [a for g in groups for a in g]  # (a True among them still leaves the others their
+    _check_size(out, ptr)  # annotations, which unevaluated* sees)
     return out
 
 

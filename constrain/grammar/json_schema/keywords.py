@@ -14,16 +14,16 @@ APPLICATORS = (
     "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
     "dependencies",
 )
+# Keywords about what the rest of a schema did not evaluate: applied to each alternative.
+UNEVALUATED = ("unevaluatedProperties", "unevaluatedItems")
 ENFORCED = {
     "type", "enum", "const", "properties", "required", "additionalProperties", "items",
     "prefixItems", "additionalItems", "minItems", "maxItems", "$ref", "minLength", "maxLength",
     "pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems",
     "multipleOf", "patternProperties", "propertyNames", "minProperties", "maxProperties", "contains",
-    "minContains", "maxContains", *APPLICATORS,
+    "minContains", "maxContains", *APPLICATORS, *UNEVALUATED,
 }
-KNOWN_UNSUPPORTED = {
-    "unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef", "$recursiveAnchor",
-}
+KNOWN_UNSUPPORTED = {"$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
 ALL_TYPES = ("object", "array", "string", "number", "boolean", "null")
 
 # Internal keywords (tuples: never a key of a JSON document) that derived schemas carry.
@@ -33,7 +33,20 @@ NOT_PATTERNS = ("constrain", "not_patterns")  # list: strings match none of thes
 NOT_FORMATS = ("constrain", "not_formats")  # list: strings match none of these (enforced) formats
 NON_INTEGER = ("constrain", "non_integer")  # True: numbers with a non-zero fraction only
 NOT_MULTIPLE_OF = ("constrain", "not_multiple_of")  # list: integers that are no multiple of these
-INTERNAL = (NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NON_INTEGER, NOT_MULTIPLE_OF)
+# Markers for unevaluated*: which of `properties` only a derived schema (a complement, an
+# "absent" encoding) put there, so they produce no annotation; and derived array keywords.
+UNEVALUATED_NAMES = ("constrain", "unevaluated_names")  # list of property names
+# (real prefix length, real rest, real contains): what of prefixItems/items/contains comes from
+# the document rather than a complement (absent: all of it does).
+REAL_ITEMS = ("constrain", "real_items")
+NONE_REAL = (0, False, False)
+DERIVED_OPEN = ("constrain", "derived_open")  # True: patternProperties/additionalProperties are
+# Several `contains` met in a merge: a list of (schema, minContains, maxContains or None, real).
+CONTAINS_ALL = ("constrain", "contains_all")
+INTERNAL = (
+    NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NON_INTEGER, NOT_MULTIPLE_OF, UNEVALUATED_NAMES, REAL_ITEMS,
+    DERIVED_OPEN, CONTAINS_ALL,
+)
 
 
 def escape_key(key: str) -> str:

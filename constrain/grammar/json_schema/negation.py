@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ...errors import SchemaError
 from .formats import FORMATS
 from .keywords import (
-    ANNOTATIONS, INTERNAL, KNOWN_UNSUPPORTED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS,
+    ANNOTATIONS, DERIVED_OPEN, INTERNAL, KNOWN_UNSUPPORTED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF,
+    NOT_PATTERNS, NONE_REAL, REAL_ITEMS, UNEVALUATED_NAMES,
 )
 from .literals import type_name
 from .numbers import integer_bounds, integral_divisor
@@ -85,6 +86,8 @@ def _negate_keyword(key: Any, value: Any, schema: dict, ptr: str, tr: "Translato
         if key == NOT_PATTERNS:
             return [{"type": "string", "pattern": p} for p in value]
         return [{"type": "string", "format": f} for f in value]
+    if key in (UNEVALUATED_NAMES, REAL_ITEMS, DERIVED_OPEN):
+        return []  # markers, not constraints
     if key in INTERNAL:
         tr.unsupported("not", ptr, "the complement of a derived constraint")
         return [True]
@@ -107,9 +110,12 @@ def _negate_keyword(key: Any, value: Any, schema: dict, ptr: str, tr: "Translato
         return [True]
     # -- objects
     if key == "properties":
-        return [{"type": "object", "required": [k], "properties": {k: {"not": sub}}} for k, sub in value.items() if sub is not True]
+        return [
+            {"type": "object", "required": [k], "properties": {k: {"not": sub}}, UNEVALUATED_NAMES: [k]}
+            for k, sub in value.items() if sub is not True
+        ]
     if key == "required":
-        return [{"type": "object", "properties": {k: False}} for k in dict.fromkeys(value)]
+        return [{"type": "object", "properties": {k: False}, UNEVALUATED_NAMES: [k]} for k in dict.fromkeys(value)]
     if key == "minProperties":
         return [{"type": "object", "maxProperties": int(value) - 1}] if value > 0 else []
     if key == "maxProperties":
@@ -155,12 +161,17 @@ def _negate_keyword(key: Any, value: Any, schema: dict, ptr: str, tr: "Translato
         out: list[Any] = []
         for k, dep in value.items():
             if isinstance(dep, list):
-                out += [{"type": "object", "required": [k], "properties": {d: False}} for d in dep]
+                out += [{"type": "object", "required": [k], "properties": {d: False}, UNEVALUATED_NAMES: [d]} for d in dep]
             else:
                 out.append({"type": "object", "required": [k], "not": dep})
         return out
     if key == "$ref":
         return []  # handled by the caller
+    if key in ("unevaluatedProperties", "unevaluatedItems"):
+        if value is True or tr.legacy_refs:
+            return []
+        tr.unsupported("not", ptr, f"the complement of {key}")
+        return [True]
     if key in KNOWN_UNSUPPORTED:
         tr.unsupported(key, ptr)
         return [True]
@@ -210,7 +221,7 @@ def _not_items(key: str, value: Any, schema: dict, ptr: str, tr: "Translator") -
     """Arrays with some item outside its schema."""
     if key == "prefixItems" or (key == "items" and isinstance(value, list)):
         return [
-            {"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": sub}]}
+            {"type": "array", "minItems": i + 1, "prefixItems": [True] * i + [{"not": sub}], REAL_ITEMS: NONE_REAL}
             for i, sub in enumerate(value) if sub is not True
         ]
     # `items` after prefixItems, or additionalItems after a tuple `items`: from position p on.
@@ -226,7 +237,7 @@ def _not_items(key: str, value: Any, schema: dict, ptr: str, tr: "Translator") -
     if value is False:
         return [{"type": "array", "minItems": p + 1}]
     if p == 0:
-        return [{"type": "array", "contains": {"not": value}}]
+        return [{"type": "array", "contains": {"not": value}, REAL_ITEMS: NONE_REAL}]
     tr.unsupported("not", ptr, "the complement of items after a tuple")
     return [True]
 
@@ -238,9 +249,9 @@ def _not_contains(value: Any, schema: dict, ptr: str, tr: "Translator") -> list[
     out: list[Any] = []
     if lo > 0:
         if lo == 1 or tr.legacy_refs:
-            out.append({"type": "array", "items": {"not": value}})
+            out.append({"type": "array", "items": {"not": value}, REAL_ITEMS: NONE_REAL})
         else:
-            out.append({"type": "array", "contains": value, "minContains": 0, "maxContains": int(lo) - 1})
+            out.append({"type": "array", "contains": value, "minContains": 0, "maxContains": int(lo) - 1, REAL_ITEMS: NONE_REAL})
     if hi is not None:
-        out.append({"type": "array", "contains": value, "minContains": int(hi) + 1})
+        out.append({"type": "array", "contains": value, "minContains": int(hi) + 1, REAL_ITEMS: NONE_REAL})
     return out

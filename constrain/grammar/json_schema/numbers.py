@@ -41,6 +41,8 @@ def integer_ir(lo, lo_ex, hi, hi_ex) -> ir.Node:
     """Integers in the bounds; also the integral floats like 1.0 that JSON Schema counts."""
     a = None if lo is None else (math.floor(lo) + 1 if lo_ex else math.ceil(lo))
     b = None if hi is None else (math.ceil(hi) - 1 if hi_ex else math.floor(hi))
+    if a is not None and b is not None and a > b:
+        return ir.NOTHING
     return ir.concat(integer_range(a, b), ir.repeat(_ZERO_FRACTION, 0, 1))
 
 
@@ -48,39 +50,97 @@ def is_integral(x) -> bool:
     return x is None or (isinstance(x, (int, float)) and float(x).is_integer())
 
 
-def _magnitudes(lo: int, lo_strict: bool, hi: Optional[int], hi_strict: bool) -> list[ir.Node]:
-    """Unsigned decimals m = I(.F)? with lo <(=) m <(=) hi (hi None: unbounded), lo >= 0."""
-    any_fraction = ir.repeat(_FRACTION, 0, 1)
-    zero_fraction = ir.repeat(_ZERO_FRACTION, 0, 1)
+_DIGIT = ir.chars([(0x30, 0x39)])
+_ANY_DIGITS = ir.repeat(_DIGIT, 0, None)
+
+
+def _digit_range(lo: int, hi: int) -> ir.Node:
+    return ir.chars([(0x30 + lo, 0x30 + hi)])
+
+
+def _fraction_at_least(f: str, strict: bool) -> ir.Node:
+    """The optional fraction `.F` of a number whose fraction (zeros implied) is >= (or >) the
+    digits f (no trailing zeros; "" is zero). At the first digit where F and f differ F must be
+    larger; F ending early is smaller (f has a non-zero digit later)."""
+    if not f:
+        return _NONZERO_FRACTION if strict else ir.repeat(_FRACTION, 0, 1)
+    parts = [
+        ir.concat(ir.literal("." + f[:i]), _digit_range(int(c) + 1, 9), _ANY_DIGITS)
+        for i, c in enumerate(f) if c != "9"
+    ]
+    if strict:  # equal up to f, then something non-zero
+        parts.append(ir.concat(ir.literal("." + f), ir.repeat(ir.literal("0"), 0, None), _digit_range(1, 9), _ANY_DIGITS))
+    else:
+        parts.append(ir.concat(ir.literal("." + f), _ANY_DIGITS))
+    return ir.alt(*parts)
+
+
+def _fraction_at_most(f: str, strict: bool) -> ir.Node:
+    """The optional fraction `.F` of a number whose fraction is <= (or <) the digits f."""
+    if not f:
+        return ir.NOTHING if strict else ir.repeat(_ZERO_FRACTION, 0, 1)
+    parts: list[ir.Node] = [ir.EMPTY]  # no fraction: zero, below f
+    for i, c in enumerate(f):
+        if i:
+            parts.append(ir.literal("." + f[:i]))  # ends early: smaller
+        if c != "0":
+            parts.append(ir.concat(ir.literal("." + f[:i]), _digit_range(0, int(c) - 1), _ANY_DIGITS))
+    if not strict:
+        parts.append(ir.concat(ir.literal("." + f), ir.repeat(ir.literal("0"), 0, None)))
+    return ir.alt(*parts)
+
+
+def _split(x) -> tuple[int, str]:
+    """A non-negative decimal as (integer part, fraction digits without trailing zeros)."""
+    from decimal import Decimal
+
+    d = Decimal(x) if isinstance(x, int) else Decimal(repr(float(x)))
+    whole = int(d)
+    frac = format(d - whole, "f").partition(".")[2].rstrip("0")
+    return whole, frac
+
+
+def _magnitudes(lo, lo_strict: bool, hi, hi_strict: bool) -> list[ir.Node]:
+    """Unsigned decimals m = I(.F)? with lo <(=) m <(=) hi (hi None: unbounded), 0 <= lo."""
     parts: list[ir.Node] = []
-    if hi is not None and hi < lo:
+    if hi is not None and (hi < lo or (hi == lo and (lo_strict or hi_strict))):
         return parts
-    if hi is None or hi - lo >= 2:  # integer parts strictly between the bounds: any fraction
-        parts.append(ir.concat(natural_range(lo + 1, None if hi is None else hi - 1), any_fraction))
-    if hi is None or lo < hi:  # I == lo: m > lo needs a non-zero fraction
-        parts.append(ir.concat(natural_range(lo, lo), _NONZERO_FRACTION if lo_strict else any_fraction))
-        if not hi_strict and hi is not None:  # I == hi: only hi itself
-            parts.append(ir.concat(natural_range(hi, hi), zero_fraction))
-    elif not lo_strict and not hi_strict:  # lo == hi
-        parts.append(ir.concat(natural_range(lo, lo), zero_fraction))
+    a, fa = _split(lo)
+    if hi is None or _split(hi)[0] > a:
+        if hi is None or _split(hi)[0] - a >= 2:  # integer parts strictly between: any fraction
+            b = None if hi is None else _split(hi)[0] - 1
+            parts.append(ir.concat(natural_range(a + 1, b), ir.repeat(_FRACTION, 0, 1)))
+        parts.append(ir.concat(natural_range(a, a), _fraction_at_least(fa, lo_strict)))
+        if hi is not None:
+            b, fb = _split(hi)
+            parts.append(ir.concat(natural_range(b, b), _fraction_at_most(fb, hi_strict)))
+    else:  # same integer part: the fraction between both
+        b, fb = _split(hi)
+        both = intersect(compile_ir(_fraction_at_least(fa, lo_strict)), compile_ir(_fraction_at_most(fb, hi_strict)))
+        parts.append(ir.concat(natural_range(a, a), ir.Embedded(both)))
     return parts
 
 
 def decimal_ir(lo, lo_ex: bool, hi, hi_ex: bool) -> ir.Node:
-    """Decimals x with integral bounds (None = open) and no exponent: lo <(=) x <(=) hi."""
-    lo = None if lo is None else int(lo)
-    hi = None if hi is None else int(hi)
+    """Decimals x (no exponent) with lo <(=) x <(=) hi; bounds are numbers or None (open)."""
     parts: list[ir.Node] = []
     if hi is None or hi > 0 or (hi == 0 and not hi_ex):  # x >= 0
         low, strict = (0, False) if lo is None or lo < 0 else (lo, lo_ex)
-        parts += _magnitudes(low, strict, hi, hi_ex)
+        parts += _try_parts(_magnitudes, low, strict, hi, hi_ex)
     if (lo is None or lo < 0 or (lo == 0 and not lo_ex)) and (hi is None or hi > 0 or (hi == 0 and not hi_ex)):
         parts.append(ir.concat(ir.literal("-0"), ir.repeat(_ZERO_FRACTION, 0, 1)))  # -0 is 0
     if lo is None or lo < 0:  # x < 0: m = -x > 0
         low, strict = (0, True) if hi is None or hi >= 0 else (-hi, hi_ex)
-        for node in _magnitudes(low, strict, None if lo is None else -lo, lo_ex):
+        for node in _try_parts(_magnitudes, low, strict, None if lo is None else -lo, lo_ex):
             parts.append(ir.concat(ir.literal("-"), node))
     return ir.alt(*parts) if parts else ir.NOTHING
+
+
+def _try_parts(make, *args) -> list[ir.Node]:
+    try:
+        return make(*args)
+    except EmptyLanguageError:  # an empty fraction range
+        return []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,6 +183,10 @@ def decimal_divisor(k) -> "tuple[int, int] | None":
     return (m, d) if m * (d + 2) <= MAX_DECIMAL_STATES else None
 
 
+def _finite(x) -> bool:
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x))
+
+
 def integral_divisor(k) -> bool:
     return isinstance(k, (int, float)) and not isinstance(k, bool) and float(k).is_integer() and 0 < k <= 10_000
 
@@ -144,10 +208,10 @@ def number_node(tr, schema: dict, pointer: str, integer: bool) -> ir.Node:
         node: ir.Node = integer_ir(lo, lo_ex, hi, hi_ex)
     elif lo is None and hi is None:
         node = NUMBER
-    elif is_integral(lo) and is_integral(hi):
+    elif _finite(lo) and _finite(hi):
         node = decimal_ir(lo, lo_ex, hi, hi_ex)
     else:
-        tr.unsupported("minimum", pointer, "non-integral bounds on numbers")
+        tr.unsupported("minimum", pointer, "bounds must be finite numbers")
         node = NUMBER
     excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, (int, float)) and not isinstance(v, bool)]
     not_multiples = [int(m) for m in schema.get(NOT_MULTIPLE_OF, []) if integral_divisor(m)]

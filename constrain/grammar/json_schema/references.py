@@ -22,7 +22,7 @@ Target = tuple[str, Any]  # (JSON pointer from the root, the schema there)
 
 
 class References:
-    def __init__(self, root: Any, legacy: bool) -> None:
+    def __init__(self, root: Any, legacy: bool, documents: Optional[dict[str, Any]] = None) -> None:
         self.root = root
         self.legacy = legacy  # drafts 4-7: `$ref` siblings (including $id) are ignored
         self.resources: dict[str, Target] = {}
@@ -36,6 +36,11 @@ class References:
         self.resources.setdefault(_strip(DEFAULT_BASE), ("#", root))
         pending: list[tuple[dict, str, str]] = []
         self._walk(root, "#", base, pending, top=True)
+        for uri, doc in (documents or {}).items():  # other documents the caller gave us
+            doc_base = self._with_id(doc, uri) if isinstance(doc, dict) else uri
+            for name in (uri, doc_base):
+                self.resources.setdefault(_strip(name), (f"{_strip(uri)}#", doc))
+            self._walk(doc, f"{_strip(uri)}#", doc_base, pending, top=True)
         for holder, ptr, at_base in pending:
             try:
                 self.by_holder[id(holder)] = self._resolve(holder["$ref"], at_base, ptr)

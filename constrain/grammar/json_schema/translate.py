@@ -26,12 +26,13 @@ from .objects import object_node
 from .options import JsonSchemaOptions
 from .references import References
 from .strings import string_node
-from .values import valid_value
+from .values import ValueChecker
 
 
 class Translator:
-    def __init__(self, root: Any, options: JsonSchemaOptions) -> None:
+    def __init__(self, root: Any, options: JsonSchemaOptions, resources: Optional[dict[str, Any]] = None) -> None:
         self.root = root
+        self.resources = resources or {}
         self.opts = options
         self.ws = lexical.whitespace(options.whitespace)
         self.rules: dict[str, ir.Node] = {}
@@ -44,6 +45,7 @@ class Translator:
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy_refs = isinstance(dialect, str) and any(f"draft-0{d}" in dialect for d in "3467")
         self._refs: Optional[References] = None
+        self._values: Optional[ValueChecker] = None
 
     # -- entry ---------------------------------------------------------------------------------
     def translate(self) -> tuple[dict[str, ir.Node], str]:
@@ -85,7 +87,7 @@ class Translator:
         if not isinstance(ref, str):
             raise SchemaError("$ref must be a string", pointer)
         if self._refs is None:
-            self._refs = References(self.root, self.legacy_refs)
+            self._refs = References(self.root, self.legacy_refs, self.resources)
         return self._refs.resolve(ref, pointer, holder)
 
     # -- a schema ------------------------------------------------------------------------------
@@ -176,4 +178,6 @@ class Translator:
     def valid_value(self, value: Any, schema: Any) -> bool:
         """Is a known value valid under a (plain or derived) schema? jsonschema decides, with
         our internal keywords checked here."""
-        return valid_value(value, schema, self.root)
+        if self._values is None:
+            self._values = ValueChecker(self.root, self.resources)
+        return self._values.valid(value, schema)

@@ -18,21 +18,43 @@ from .literals import json_equal
 from .patterns import search_pattern
 
 
-def valid_value(value: Any, schema: Any, root: Any) -> bool:
-    if schema is True or schema is False:
-        return schema
-    if not _internal_ok(value, schema):
-        return False
-    standard = {k: v for k, v in schema.items() if k not in INTERNAL}
-    if not standard:
-        return True
-    import jsonschema
+class ValueChecker:
+    """Judges values against schemas of one document (its root, and the other documents its
+    `$ref`s may name: given to jsonschema as a registry, so nothing is fetched)."""
 
-    try:
-        cls = jsonschema.validators.validator_for(root if isinstance(root, dict) else {})
-        return cls(root if isinstance(root, dict) else {}).evolve(schema=standard).is_valid(value)
-    except Exception as exc:  # an unresolvable $ref, a regex it cannot compile...
-        raise SchemaError(f"cannot check a value against this schema: {type(exc).__name__}: {exc}") from None
+    def __init__(self, root: Any, documents: "dict[str, Any] | None" = None) -> None:
+        self.root = root if isinstance(root, dict) else {}
+        self.documents = documents or {}
+        self._validator: Any = None
+
+    def valid(self, value: Any, schema: Any) -> bool:
+        if schema is True or schema is False:
+            return schema
+        if not _internal_ok(value, schema):
+            return False
+        standard = {k: v for k, v in schema.items() if k not in INTERNAL}
+        if not standard:
+            return True
+        try:
+            return self._base().evolve(schema=standard).is_valid(value)
+        except Exception as exc:  # an unresolvable $ref, a regex it cannot compile...
+            raise SchemaError(f"cannot check a value against this schema: {type(exc).__name__}: {exc}") from None
+
+    def _base(self) -> Any:
+        if self._validator is None:
+            import jsonschema
+            from referencing import Registry, Resource
+            from referencing.jsonschema import DRAFT202012
+
+            cls = jsonschema.validators.validator_for(self.root, default=jsonschema.Draft202012Validator)
+            registry: Any = Registry()
+            if self.documents:
+                registry = registry.with_resources(
+                    (uri, Resource.from_contents(doc, default_specification=DRAFT202012))
+                    for uri, doc in self.documents.items()
+                )
+            self._validator = cls(self.root, registry=registry)
+        return self._validator
 
 
 def _internal_ok(value: Any, schema: dict) -> bool:
