@@ -84,6 +84,20 @@ SCHEMAS = {
         "unevaluatedProperties": False,
     },
     "two_contains": {"type": "array", "allOf": [{"contains": {"type": "string"}}, {"contains": {"type": "integer"}, "maxContains": 2}]},
+    "closed_union": {
+        "type": "object",
+        "oneOf": [
+            {"properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+            {"properties": {"b": {"type": "string"}}, "additionalProperties": False},
+        ],
+    },
+    "tagged_union": {
+        "type": "object",
+        "oneOf": [
+            {"properties": {"k": {"const": "x"}, "a": {"type": "integer"}}, "required": ["k"], "additionalProperties": False},
+            {"properties": {"k": {"const": "y"}, "b": {"type": "string"}}, "required": ["k"]},
+        ],
+    },
 }
 
 json_values = st.recursive(
@@ -141,6 +155,8 @@ VALID = {
     "unevaluated_items": [["s", 1], ["s", 1, True], ["s", True, 2]],
     "double_not": ["s", 1],  # b must be 1, but nothing inside a `not` evaluates it
     "two_contains": [["a", 1], ["a", 1, 2], [1, "b"]],
+    "closed_union": [{"a": 1}, {"b": "s"}],
+    "tagged_union": [{"k": "x"}, {"k": "x", "a": 1}, {"k": "y", "b": "s", "z": 1}],
 }
 INVALID = {
     "person": [{}, {"name": ""}, {"name": "toolongname"}, {"name": "A", "age": 131}, {"name": "A", "tags": ["d"]}],
@@ -169,6 +185,8 @@ INVALID = {
     "unevaluated_items": [[1], ["s"], ["s", 5], ["s", "t", 1]],
     "double_not": [{"a": 1, "b": 1}, {"b": 1}, {"a": 1}, {}],
     "two_contains": [[], ["a"], [1], ["a", 1, 2, 3]],
+    "closed_union": [{}, {"a": 1, "b": "s"}, {"a": "s"}, {"z": 1}, "s"],
+    "tagged_union": [{"k": "z"}, {"k": "x", "b": "s"}, {"a": 1}],
 }
 
 

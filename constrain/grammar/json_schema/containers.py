@@ -8,6 +8,7 @@ through the stack. Keys match by meaning: every JSON spelling of a key is that k
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional, Sequence
 
@@ -58,92 +59,67 @@ class Counts:
         return c >= self.lo
 
 
-def object_in_order(
-    members: Sequence[tuple[str, ir.Node, bool]], extra_member: Optional[ir.Node], ws: ir.Node,
-    counts: Counts = Counts(0, None), floating: Sequence[tuple[str, ir.Node]] = (),
+@dataclass(frozen=True)
+class Member:
+    """A named member: `"key": value`; `witness` is the set (bits) of "some other key exists"
+    conditions its presence satisfies (see objects.py)."""
+
+    key: str
+    value: ir.Node
+    required: bool
+    witness: int = 0
+
+
+def object_graph(
+    ordered: Sequence[Member], floating: Sequence[Member], extras: Sequence[tuple[ir.Node, int]], ws: ir.Node,
+    counts: Counts = Counts(0, None), n_witness: int = 0,
 ) -> ir.Node:
-    """`{...}` with `members` (key, value, required) in this order, each at most once;
-    `extra_member` (None if other keys are forbidden) may appear anywhere between them; the
-    number of members within `counts`. `floating` members (required keys the schema does not
-    list in `properties`) may come anywhere, each exactly once (a bit each: callers bound them)."""
+    """`{...}`: the `ordered` members in this order (each at most once, required ones present);
+    `floating` members anywhere, each at most once; `extras` (member nodes for key languages,
+    with their witness bits) anywhere, any number of times; the member count within `counts`;
+    every witness condition met. A Graph over (position, first?, count, floating used,
+    witnesses met), built from the start state so only reachable states exist."""
     comma = ir.concat(ws, ir.literal(","), ws)
     colon = ir.concat(ws, ir.literal(":"), ws)
-    n = len(members)
-    nc = counts.n
-    nf = len(floating)
-    full = (1 << nf) - 1
-
-    def state(i: int, first: int, c: int, mask: int) -> int:
-        return (((2 * i + first) * nc + c) << nf) | mask
-
-    def member(sep: ir.Node, key: str, value: ir.Node) -> ir.Node:
-        return ir.concat(sep, string_literal(key, canonical=True), colon, value)
-
-    edges = []
+    n = len(ordered)
+    all_witness = (1 << n_witness) - 1
+    required_floating = sum(1 << f for f, m in enumerate(floating) if m.required)
+    start = (0, True, 0, 0, 0)
+    index = {start: 0}
+    todo = [start]
+    edges: list[tuple[int, int, ir.Node]] = []
     finals = []
-    for i in range(n + 1):
-        for first in (0, 1):
-            for c in range(nc):
-                for mask in range(1 << nf):
-                    if first and (c or mask):
-                        continue  # "first" only before any member
-                    src = state(i, first, c, mask)
-                    if i == n and counts.ok(c) and mask == full:
-                        finals.append(src)
-                    sep = ir.EMPTY if first else comma
-                    c2 = counts.step(c)
-                    if c2 is not None:
-                        if extra_member is not None:
-                            edges.append((src, state(i, 0, c2, mask), ir.concat(sep, extra_member)))
-                        for f, (key, value) in enumerate(floating):
-                            if not mask & (1 << f):
-                                edges.append((src, state(i, 0, c2, mask | 1 << f), member(sep, key, value)))
-                    if i < n:
-                        key, value, required = members[i]
-                        if c2 is not None:
-                            edges.append((src, state(i + 1, 0, c2, mask), member(sep, key, value)))
-                        if not required:
-                            edges.append((src, state(i + 1, first, c, mask), ir.EMPTY))
-    graph = ir.Graph((2 * (n + 1) * nc) << nf, state(0, 1, 0, 0), tuple(finals), tuple(edges))
-    return ir.concat(ir.literal("{"), ws, graph, ws, ir.literal("}"))
 
+    def go(src: int, dst: tuple, node: ir.Node) -> None:
+        if dst not in index:
+            index[dst] = len(index)
+            todo.append(dst)
+        edges.append((src, index[dst], node))
 
-def object_any_order(
-    members: Sequence[tuple[str, ir.Node, bool]], extra_member: Optional[ir.Node], ws: ir.Node,
-    counts: Counts = Counts(0, None),
-) -> ir.Node:
-    """Like object_in_order, but the named members may come in any order: the Graph tracks
-    which are present (2^n positions, so callers bound n)."""
-    comma = ir.concat(ws, ir.literal(","), ws)
-    colon = ir.concat(ws, ir.literal(":"), ws)
-    n = len(members)
-    nc = counts.n
-    required = sum(1 << i for i, (_, _, req) in enumerate(members) if req)
+    def member(sep: ir.Node, m: Member) -> ir.Node:
+        return ir.concat(sep, string_literal(m.key, canonical=True), colon, m.value)
 
-    def state(mask: int, first: int, c: int) -> int:
-        return (2 * mask + first) * nc + c
-
-    edges = []
-    finals = []
-    for mask in range(1 << n):
-        for first in (0, 1):
-            if first and mask:
-                continue  # "first" only before any member
-            for c in range(nc):
-                if first and c:
-                    continue
-                src = state(mask, first, c)
-                sep = ir.EMPTY if first else comma
-                c2 = counts.step(c)
-                if c2 is not None:
-                    if extra_member is not None:
-                        edges.append((src, state(mask, 0, c2), ir.concat(sep, extra_member)))
-                    for i, (key, value, _) in enumerate(members):
-                        if not mask & (1 << i):
-                            edges.append((src, state(mask | 1 << i, 0, c2), ir.concat(sep, string_literal(key, canonical=True), colon, value)))
-                if mask & required == required and counts.ok(c):
-                    finals.append(src)
-    graph = ir.Graph((2 << n) * nc, state(0, 1, 0), tuple(finals), tuple(edges))
+    while todo:
+        here = todo.pop()
+        i, first, c, used, met = here
+        src = index[here]
+        if i == n and counts.ok(c) and used & required_floating == required_floating and met == all_witness:
+            finals.append(src)
+        sep = ir.EMPTY if first else comma
+        c2 = counts.step(c)
+        if c2 is not None:
+            for node, bits in extras:
+                go(src, (i, False, c2, used, met | bits), ir.concat(sep, node))
+            for f, m in enumerate(floating):
+                if not used >> f & 1:
+                    go(src, (i, False, c2, used | 1 << f, met | m.witness), member(sep, m))
+        if i < n:
+            m = ordered[i]
+            if c2 is not None:
+                go(src, (i + 1, False, c2, used, met | m.witness), member(sep, m))
+            if not m.required:
+                go(src, (i + 1, first, c, used, met), ir.EMPTY)
+    graph = ir.Graph(len(index), 0, tuple(finals), tuple(edges))
     return ir.concat(ir.literal("{"), ws, graph, ws, ir.literal("}"))
 
 

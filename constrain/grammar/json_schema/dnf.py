@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
 from .combinators import both, contains_list, disjoint, merge, positional, real_items
 from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
+from .disjointness import branches_disjoint
 from .negation import negate
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -180,7 +181,8 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
         return _union([alternatives(b, f"{ptr}/{i}", tr, depth) for i, b in enumerate(_list(value, ptr))], ptr)
     if key == "oneOf":
         branches = _list(value, ptr)
-        if disjoint(branches, tr):
+        context = {k: v for k, v in schema.items() if k not in APPLICATORS and k not in UNEVALUATED and k != "$ref"}
+        if disjoint(branches, tr) or branches_disjoint(branches, tr, context):
             return _union([alternatives(b, f"{ptr}/{i}", tr, depth) for i, b in enumerate(branches)], ptr)
         exact = [
             {"allOf": [b] + [{"not": c} for j, c in enumerate(branches) if j != i]} for i, b in enumerate(branches)

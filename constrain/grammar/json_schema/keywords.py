@@ -41,11 +41,14 @@ UNEVALUATED_NAMES = ("constrain", "unevaluated_names")  # list of property names
 REAL_ITEMS = ("constrain", "real_items")
 NONE_REAL = (0, False, False)
 DERIVED_OPEN = ("constrain", "derived_open")  # True: patternProperties/additionalProperties are
+# Complements of additionalProperties: false: a list of (names, patterns), each meaning "some
+# key outside these property names and patternProperties exists".
+SOME_OTHER_KEY = ("constrain", "some_other_key")
 # Several `contains` met in a merge: a list of (schema, minContains, maxContains or None, real).
 CONTAINS_ALL = ("constrain", "contains_all")
 INTERNAL = (
     NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NON_INTEGER, NOT_MULTIPLE_OF, UNEVALUATED_NAMES, REAL_ITEMS,
-    DERIVED_OPEN, CONTAINS_ALL,
+    DERIVED_OPEN, CONTAINS_ALL, SOME_OTHER_KEY,
 )
 
 

@@ -17,7 +17,7 @@ from ...errors import SchemaError
 from .formats import FORMATS
 from .keywords import (
     ANNOTATIONS, DERIVED_OPEN, INTERNAL, KNOWN_UNSUPPORTED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF,
-    NOT_PATTERNS, NONE_REAL, REAL_ITEMS, UNEVALUATED_NAMES,
+    NOT_PATTERNS, NONE_REAL, REAL_ITEMS, SOME_OTHER_KEY, UNEVALUATED_NAMES,
 )
 from .literals import type_name
 from .numbers import integer_bounds, integral_divisor
@@ -123,6 +123,10 @@ def _negate_keyword(key: Any, value: Any, schema: dict, ptr: str, tr: "Translato
     if key in ("additionalProperties", "patternProperties", "propertyNames"):
         if value is True or value == {}:
             return []
+        if key == "additionalProperties" and value is False:
+            names = tuple(schema.get("properties", {}))
+            patterns = tuple(schema.get("patternProperties", {}))
+            return [{"type": "object", SOME_OTHER_KEY: [(names, patterns)]}]
         tr.unsupported("not", ptr, f"the complement of {key} (some member outside it)")
         return [True]
     # -- arrays

@@ -5,17 +5,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from ...automata import DFA, compile_ir, ir
-from ...automata.algebra import intersect
+from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
-from . import containers
+from . import containers, lexical
 from .key_patterns import KeyPatterns
-from .keywords import escape_key
+from .keywords import SOME_OTHER_KEY, escape_key
+from .patterns import search_pattern
 from .strings import canonical_key, dfa_accepts, key_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
 MAX_FLOATING = 4  # required keys outside `properties` that may come anywhere (2^k states)
+MAX_WITNESSES = 4  # "some other key exists" conditions per object (2^k states)
 
 
 def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
@@ -35,7 +37,11 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     if hi is not None and (hi < lo or hi < len(set(required))):
         return ir.NOTHING
 
-    members = []
+    witnesses = [Witness(names, pats) for names, pats in schema.get(SOME_OTHER_KEY, [])]
+    if len(witnesses) > MAX_WITNESSES:
+        raise UnsupportedSchemaError("not", pointer, f"more than {MAX_WITNESSES} complements of additionalProperties on one object")
+
+    members: list[containers.Member] = []
     for key in list(props) + [k for k in required if k not in props]:
         if allowed_keys is None or not dfa_accepts(allowed_keys, canonical_key(key)):
             if key in required:
@@ -48,18 +54,25 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
                 return ir.NOTHING  # required but forbidden: no object satisfies it
             schemas = [addl]
         value = tr.rule(ptr, schemas[0]) if len(schemas) == 1 else tr.rule(f"{ptr}#all", {"allOf": schemas})
-        members.append((key, value, key in required))
+        bits = sum(1 << e for e, w in enumerate(witnesses) if w.counts_key(key))
+        members.append(containers.Member(key, value, key in required, bits))
     # Required keys that `properties` does not list have no place in its order: in schema
     # order they may come anywhere (a few of them; beyond that, after the listed ones).
-    floating: list[tuple[str, ir.Node]] = []
-    if tr.opts.property_order == "schema":
-        unlisted = [m for m in members if m[0] not in props]
+    ordered, floating = members, []
+    if tr.opts.property_order == "any":
+        if len(members) > tr.opts.max_any_order_properties:
+            raise UnsupportedSchemaError(
+                "properties", pointer,
+                f"property_order='any' supports up to {tr.opts.max_any_order_properties} properties",
+            )
+        ordered, floating = [], members
+    else:
+        unlisted = [m for m in members if m.key not in props]
         if 0 < len(unlisted) <= MAX_FLOATING:
-            members = [m for m in members if m[0] in props]
-            floating = [(k, v) for k, v, _ in unlisted]
+            ordered, floating = [m for m in members if m.key in props], unlisted
     named = list(props) + [k for k in required if k not in props]
 
-    extras: list[ir.Node] = []
+    extras: list[tuple[ir.Node, int]] = []
     if allowed_keys is not None:
         for region, matched in keys.regions(named):
             region = _restrict(region, allowed_keys)
@@ -67,27 +80,69 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
                 ptr = f"{pointer}/patternProperties/{escape_key(matched[0])}"
                 subs = [patterns[p] for p in matched]
                 value = tr.rule(ptr, subs[0]) if len(subs) == 1 else tr.rule(ptr, {"allOf": subs})
-                extras.append(tr.helper_rule("pattern", containers.member(region, value, tr.ws)))
+                for piece, bits in _split_by_witnesses(region, witnesses):
+                    extras.append((tr.helper_rule("pattern", containers.member(piece, value, tr.ws)), bits))
         if addl is not False:
             value = tr.any_value() if addl is True else tr.rule(f"{pointer}/additionalProperties", addl)
             region = _restrict(keys.rest(named), allowed_keys)
             if region is not None:
-                extras.append(tr.helper_rule("other", containers.member(region, value, tr.ws)))
-    extra = ir.alt(*extras) if extras else None
+                for piece, bits in _split_by_witnesses(region, witnesses):
+                    extras.append((tr.helper_rule("other", containers.member(piece, value, tr.ws)), bits))
     counts = containers.Counts(lo, hi)
     if counts.n > tr.opts.max_property_count + 1:
         raise UnsupportedSchemaError(
             "minProperties" if hi is None else "maxProperties", pointer,
             f"member counts are tracked up to {tr.opts.max_property_count}",
         )
-    if tr.opts.property_order == "any":
-        if len(members) > tr.opts.max_any_order_properties:
-            raise UnsupportedSchemaError(
-                "properties", pointer,
-                f"property_order='any' supports up to {tr.opts.max_any_order_properties} properties",
-            )
-        return containers.object_any_order(members, extra, tr.ws, counts)
-    return containers.object_in_order(members, extra, tr.ws, counts, floating)
+    return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses))
+
+
+class Witness:
+    """"Some key outside `names` and `patterns` exists" (the complement of
+    additionalProperties: false next to those properties and patternProperties)."""
+
+    def __init__(self, names: tuple, patterns: tuple) -> None:
+        self.names = set(names)
+        self.patterns = [compile_ir(search_pattern(p, "#")) for p in patterns]
+        inside = [lexical.string_literal(k) for k in names]
+        inside += [lexical.quoted(lexical.encode(search_pattern(p, "#"))) for p in patterns]
+        self.inside: Optional[DFA] = _try_dfa(ir.alt(*inside)) if inside else None  # keys that do not count
+
+    def counts_key(self, key: str) -> bool:
+        return key not in self.names and not any(dfa_accepts(d, key.encode("utf-8", "surrogatepass")) for d in self.patterns)
+
+
+def _split_by_witnesses(region: ir.Node, witnesses: list[Witness]) -> list[tuple[ir.Node, int]]:
+    """The region's keys split by which witness conditions they satisfy (empty pieces dropped)."""
+    if not witnesses:
+        return [(region, 0)]
+    dfa = region.dfa if isinstance(region, ir.Embedded) else _try_dfa(region)
+    pieces: list[tuple[DFA, int]] = [] if dfa is None else [(dfa, 0)]
+    for e, w in enumerate(witnesses):
+        refined = []
+        for piece, bits in pieces:
+            if w.inside is None:
+                refined.append((piece, bits | 1 << e))
+                continue
+            for part, now in ((_try(intersect, piece, w.inside), bits), (_try(difference, piece, w.inside), bits | 1 << e)):
+                if part is not None:
+                    refined.append((part, now))
+        pieces = refined
+    return [(ir.Embedded(d), bits) for d, bits in pieces]
+
+
+def _try(op, a: DFA, b: DFA) -> Optional[DFA]:
+    try:
+        return op(a, b)
+    except EmptyLanguageError:
+        return None
+
+
+def _try_dfa(node: ir.Node) -> Optional[DFA]:
+    try:
+        return compile_ir(node)
+    except EmptyLanguageError:
+        return None
 
 
 def _any_key() -> DFA:
