@@ -1,11 +1,14 @@
 """A grammar of rules as a token automaton: token masks through the stack.
 
 For a stack's top frame (rule r, state q), the tokens readable inside rule r are found by the
-usual trie walk over r's DFA and cached per (r, q): they are allowed whatever lies below on
-the stack ("context-independent"). The walk also reports *boundaries*: trie nodes whose byte is
-met in a state that can call another rule or return. Only there is the rest of the stack
-consulted: the stack is expanded (calls pushed, returns popped) and the subtree under the node
-walked again with each new top. Rows are cached per position (set of stacks).
+usual trie walk over r's DFA and cached per (r's DFA, q): they are allowed whatever lies below
+on the stack ("context-independent"). Where a vocabulary slice applies at q (slice_choice.py),
+its allowed tokens come from a precomputed mask and only the rest of the vocabulary is walked.
+The walk also reports *boundaries*: trie nodes whose byte is met in a state that can call
+another rule or return. Only there is the rest of the stack consulted: the stack is expanded
+(calls pushed, returns popped) and the subtrees under the nodes walked again with each new top;
+those walks are cached too, as they recur at every position of a string or a key. Rows are
+cached per position (set of stacks).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..automata.rules import RuleSet, StackSemantics
+from .boundaries import Boundaries
+from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
 
@@ -31,11 +36,23 @@ class StackTokenAutomaton:
         self.index = index
         self.semantics = StackSemantics(rules, max_stack_depth)
         self.eos_ids = tuple(sorted(index.eos_ids))
-        self._inner: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
+        self._slices = SliceChooser(index.slices)
+        # Rules with the same DFA and exits (strings, numbers, "any value" recur) share walks.
+        same: dict[tuple[int, bytes], int] = {}
+        self._same = tuple(
+            same.setdefault((id(dfa), exits.tobytes()), r)
+            for r, (dfa, exits) in enumerate(zip(rules.dfas, rules.exits))
+        )
+        self._readable: dict[tuple[int, int], np.ndarray] = {}
+        self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
+        self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
         self._lock = threading.Lock()
         words = np.zeros(index.trie.n_words, dtype=np.uint32)
-        self._eos_row = self._finish(words, True)
+        for t in self.eos_ids:
+            words[t >> 5] |= np.uint32(1 << (t & 31))
+        self._eos_row = self._finish(words, False)
         self.nodes_visited = 0
 
     # -- TokenAutomaton ------------------------------------------------------------------------
@@ -78,96 +95,125 @@ class StackTokenAutomaton:
             "dfa_states": sum(d.n_states for d in self.rules.dfas),
             "rows_cached": len(self._rows),
             "inner_rows_cached": len(self._inner),
+            "subtree_walks_cached": len(self._subtrees),
             "row_memory_bytes": sum(r.nbytes for r in self._rows.values())
-            + sum(hit[0].nbytes for hit in self._inner.values()),
+            + sum(hit[0].nbytes for hit in self._inner.values())
+            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._subtrees.values()),
             "trie_nodes_visited": self.nodes_visited,
         }
 
     # -- masks ---------------------------------------------------------------------------------
     def _finish(self, words: np.ndarray, accepting: bool) -> np.ndarray:
         if accepting:
-            for t in self.eos_ids:
-                words[t >> 5] |= np.uint32(1 << (t & 31))
+            words |= self._eos_row.view(np.uint32)
         row = words.view(np.int32)
         row.setflags(write=False)
         return row
 
-    def _walk(self, r: int, q: int, first: int, last: int, t: TokenTrie, words: Optional[np.ndarray] = None):
-        """(tokens read inside rule r from q over trie nodes first..last-1, boundary nodes,
-        boundary states)."""
-        from .walk import walk_subtree
+    def _walk(
+        self, r: int, q: int, firsts: list[int], t: TokenTrie, words: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """OR into `words` the tokens read inside rule r from q over the subtrees of `firsts`
+        (0: the whole trie); returns the boundaries met (nodes, states)."""
+        from .walk import walk_subtrees
 
         dfa = self.rules.dfas[r]
-        if words is None:
-            words = np.zeros(t.n_words, dtype=np.uint32)
-        base = words.copy()
+        starts = np.asarray(firsts, dtype=np.int32)
         cap = _BOUNDARY_BUFFER
         while True:
             b_nodes = np.empty(cap, dtype=np.int32)
             b_states = np.empty(cap, dtype=np.int32)
-            n = walk_subtree(
-                t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.max_depth, dfa.byte_classes,
-                dfa.table, self.rules.exits[r], np.int32(first), np.int32(last), np.int32(q),
-                words, b_nodes, b_states,
+            n, visited = walk_subtrees(
+                t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
+                dfa.table, self.rules.exits[r], starts, np.int32(q), words, b_nodes, b_states,
             )
+            self.nodes_visited += visited
             if n <= cap:
-                self.nodes_visited += last - first
-                return words, b_nodes[:n].copy(), b_states[:n].copy()
-            words[:] = base
+                return b_nodes[:n].copy(), b_states[:n].copy()
             cap *= 8
 
-    def _inner_for(self, r: int, q: int):
-        """Tokens readable inside rule r from q over the whole vocabulary, cached per (r, q):
-        (words, boundary nodes, boundary states, index of the trie the nodes belong to). Where a
-        free-text slice loops at q, its tokens are OR-ed in and only the rest trie is walked."""
-        hit = self._inner.get((r, q))
+    def _subtrees_for(
+        self, tid: int, r: int, q: int, firsts: tuple[int, ...]
+    ) -> tuple[np.ndarray, np.ndarray, Boundaries]:
+        """A walk below boundary nodes, cached per (trie, rule's DFA, q, nodes): the same
+        expansions recur at position after position (a string's closing quote, then `,` or
+        `}`). Returns (word indices, their bits, boundaries)."""
+        key = (tid, self._same[r], q, firsts)
+        hit = self._subtrees.get(key)
         if hit is None:
-            dfa = self.rules.dfas[r]
-            trie_id, trie, words = 0, self.index.trie, None
-            for k, sl in enumerate(self.index.slices):
-                if sl.loops_at(dfa.byte_classes, dfa.table, q):
-                    trie_id, trie, words = k + 1, sl.rest, sl.mask.copy()
-                    break
-            hit = (*self._walk(r, q, 1, trie.n_nodes, trie, words), trie_id)
-            with self._lock:
-                self._inner.setdefault((r, q), hit)
+            trie = self.tries[tid]
+            words = np.zeros(trie.n_words, dtype=np.uint32)
+            b_nodes, b_states = self._walk(r, q, list(firsts), trie, words)
+            idx = np.flatnonzero(words)
+            bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
+            hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
         return hit
 
+    def _inner_for(self, r: int, q: int) -> tuple[np.ndarray, Boundaries, int]:
+        """Tokens readable inside rule r from q over the whole vocabulary, cached per (rule's
+        DFA, q): (words, boundaries, index of the trie their nodes belong to). Where a slice
+        applies at q, its allowed tokens are OR-ed in and only its rest trie is walked. (The
+        walk reports no boundary at the first byte: there the stack's expansions of (r, q)
+        read, and every one of them is walked from the root anyway.)"""
+        r = self._same[r]
+        hit = self._inner.get((r, q))
+        if hit is None:
+            trie_id, words = self._slices.choose(r, self.rules.dfas[r], self.rules.exits[r], q)
+            trie = self.tries[trie_id]
+            if words is None:
+                words = np.zeros(trie.n_words, dtype=np.uint32)
+            b_nodes, b_states = self._walk(r, q, [0], trie, words)
+            bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
+            hit = self._inner.setdefault((r, q), (words, bounds, trie_id))
+        return hit
+
+    def _reads(self, r: int, q: int) -> np.ndarray:
+        """Bool per byte: can rule r read it in state q."""
+        key = (self._same[r], q)
+        hit = self._readable.get(key)
+        if hit is None:
+            dfa = self.rules.dfas[r]
+            hit = dfa.table[q, dfa.byte_classes] >= 0
+            self._readable[key] = hit
+        return hit
+
+    def _expand(self, top: tuple, tid: int, bounds: Boundaries, todo: dict) -> None:
+        """At each boundary met while reading with `top`, the stack's other tops (calls pushed,
+        returns popped) that can read the node's byte walk the node's subtree: queue them."""
+        r, _, parent, depth = top
+        for q2, nodes, node_bytes in bounds.groups:
+            here = (r, q2, parent, depth)
+            for other in self.semantics.closure(here)[0]:
+                if other != here:
+                    picked = bounds.picked(q2, nodes, node_bytes, (self._same[other[0]], other[1]), self._reads)
+                    if picked.size:
+                        todo.setdefault((tid, other), []).append(picked)
+
     def _compute(self, state: frozenset) -> np.ndarray:
-        sem = self.semantics
-        tries = [self.index.trie] + [sl.rest for sl in self.index.slices]
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
-        seen: set[tuple[int, int, tuple]] = set()
-        # (trie, node, top) walks still to do; node 0 = the whole vocabulary from the root.
-        work: list[tuple[int, int, tuple]] = []
+        tops: set[tuple] = set()
         complete = False
-        rows, classes = sem.rows, sem.classes
         for stack in state:
-            tops, done = sem.closure(stack)
+            found, done = self.semantics.closure(stack)
+            tops |= found
             complete |= done
-            work.extend((0, 0, top) for top in tops)
-        while work:
-            item = work.pop()
-            if item in seen:
-                continue
-            seen.add(item)
-            tid, node, top = item
-            r, q, parent, depth = top
-            if node == 0:
-                inner, b_nodes, b_states, tid = self._inner_for(r, q)
-            else:
-                inner, b_nodes, b_states = self._walk(r, q, node, int(tries[tid].end[node]), tries[tid])
+        # (trie, top) -> node arrays whose subtrees top still has to walk; walked: done ones.
+        todo: dict[tuple[int, tuple], list[np.ndarray]] = {}
+        walked: dict[tuple[int, tuple], set[int]] = {}
+        for top in tops:
+            inner, bounds, tid = self._inner_for(top[0], top[1])
             words |= inner
-            trie = tries[tid]
-            for n2, q2 in zip(b_nodes.tolist(), b_states.tolist()):
-                if node == 0 and q2 == q and trie.depth[n2] == 1:
-                    continue  # first bytes: every expansion of `top` is already in the work list
-                here = (r, q2, parent, depth)
-                byte = trie.byte[n2]
-                for other in sem.closure(here)[0]:
-                    # Only tops that can read the boundary's byte are worth a walk.
-                    if other != here and rows[other[0]][other[1]][classes[other[0]][byte]] >= 0:
-                        work.append((tid, n2, other))
+            self._expand(top, tid, bounds, todo)
+        while todo:
+            (tid, top), parts = todo.popitem()
+            done = walked.setdefault((tid, top), set())
+            nodes = set((parts[0] if len(parts) == 1 else np.concatenate(parts)).tolist())
+            firsts = sorted(nodes - done if done else nodes)
+            if firsts:
+                done.update(firsts)
+                idx, bits, bounds = self._subtrees_for(tid, top[0], top[1], tuple(firsts))
+                words[idx] |= bits
+                self._expand(top, tid, bounds, todo)
         row = self._finish(words, complete)
         with self._lock:
             self._rows.setdefault(state, row)

@@ -14,13 +14,16 @@ import threading
 import numpy as np
 
 from ..automata.dfa import DEAD, DFA
+from .slice_choice import SliceChooser
 from .vocab_index import VocabIndex
+
+_WHOLE_TRIE = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 
 
 class DFATokenAutomaton:
     """The TokenAutomaton (see constrain/compiled.py) of a regular grammar: states are DFA states."""
 
-    __slots__ = ("dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "nodes_visited")
+    __slots__ = ("dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "_slices", "_no_exits", "nodes_visited")
 
     def __init__(self, dfa: DFA, index: VocabIndex) -> None:
         self.dfa = dfa
@@ -29,6 +32,8 @@ class DFATokenAutomaton:
         self._rows: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
         self._eos_row = self._with_eos(np.zeros(index.trie.n_words, dtype=np.uint32))
+        self._slices = SliceChooser(index.slices)
+        self._no_exits = np.zeros(dfa.n_states, dtype=np.bool_)  # a token never leaves a regex
         self.nodes_visited = 0
 
     def _with_eos(self, words: np.ndarray) -> np.ndarray:
@@ -64,21 +69,17 @@ class DFATokenAutomaton:
         return self._eos_row
 
     def _compute(self, state: int) -> np.ndarray:
-        from .walk import walk_trie  # numba loads on the first mask, not on `import constrain`
+        from .walk import walk_subtrees  # numba loads on the first mask, not on `import constrain`
 
         dfa = self.dfa
-        t = self.index.trie
-        words = None
-        for sl in self.index.slices:
-            if sl.loops_at(dfa.byte_classes, dfa.table, state):
-                words = sl.mask.copy()
-                t = sl.rest
-                break
+        k, words = self._slices.choose(0, dfa, self._no_exits, state)
+        t = self.index.slices[k - 1].rest if k else self.index.trie
         if words is None:
             words = np.zeros(t.n_words, dtype=np.uint32)
-        visited = walk_trie(
-            t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.max_depth,
-            dfa.byte_classes, dfa.table, np.int32(state), words,
+        no_boundaries = np.empty(0, dtype=np.int32)  # a regex has no exits
+        _, visited = walk_subtrees(
+            t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
+            dfa.table, self._no_exits, _WHOLE_TRIE, np.int32(state), words, no_boundaries, no_boundaries,
         )
         if self.dfa.accepting[state]:
             row = self._with_eos(words)

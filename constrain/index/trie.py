@@ -5,7 +5,9 @@ its last descendant), so a walk that hits a dead byte skips the whole subtree wi
 Token ids ending at node i are `tok_ids[tok_ptr[i]:tok_ptr[i+1]]` (several ids may share bytes).
 The walk reads the packed forms: `packed[i] = depth << 8 | byte`, and `tok1[i]` = the one token
 ending there, -1 for none, -2 for several (then it reads the tok_ptr range): one load per field.
-Special tokens and tokens with no bytes are left out: no grammar may produce them as text.
+`root[b]` is the node of first byte b (-1: no token starts with b), so a walk from the root
+touches only the first bytes its state can read. Special tokens and tokens with no bytes are
+left out: no grammar may produce them as text.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 class TokenTrie:
     __slots__ = (
-        "byte", "depth", "end", "tok_ptr", "tok_ids", "packed", "tok1", "max_depth", "vocab_size", "n_words",
+        "byte", "depth", "end", "tok_ptr", "tok_ids", "packed", "tok1", "root", "max_depth", "vocab_size", "n_words",
     )
 
     def __init__(self, token_bytes: Sequence[bytes], excluded: Iterable[int] = ()) -> None:
@@ -70,10 +72,13 @@ class TokenTrie:
         single = counts == 1
         self.tok1[single] = self.tok_ids[ptr[:-1][single]]
         self.tok1[counts > 1] = -2
+        self.root = np.full(256, -1, dtype=np.int32)
+        first = np.nonzero(self.depth == 1)[0]
+        self.root[self.byte[first]] = first
         self.max_depth = int(self.depth.max()) if n else 0
         self.vocab_size = len(token_bytes)
         self.n_words = (self.vocab_size + 31) // 32
-        for arr in (self.byte, self.depth, self.end, self.tok_ptr, self.tok_ids, self.packed, self.tok1):
+        for arr in (self.byte, self.depth, self.end, self.tok_ptr, self.tok_ids, self.packed, self.tok1, self.root):
             arr.setflags(write=False)
 
     @property

@@ -16,7 +16,7 @@ class VocabIndex:
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.trie = TokenTrie(vocab.token_bytes, vocab.special_ids)
-        self.slices: tuple[TokenSlice, ...] = build_slices(vocab.token_bytes, vocab.special_ids)
+        self.slices: tuple[TokenSlice, ...] = build_slices(vocab.token_bytes, vocab.special_ids, self.trie)
         self.eos_ids = vocab.eos_token_ids
 
 

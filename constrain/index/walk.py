@@ -23,55 +23,24 @@ def _mark_tokens(i, tok1, tok_ptr, tok_ids, out):
             out[u >> 5] |= np.uint32(1) << np.uint32(u & 31)
 
 
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def walk_trie(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, table, start_state, out):
-    """OR into `out` (uint32 words) the bit of every token readable from `start_state`.
-
-    Returns the number of trie nodes visited (a cost figure for benchmarks)."""
-    n = packed.shape[0]
-    states = np.empty(max_depth + 1, dtype=np.int32)
-    states[0] = start_state
-    i = 1
-    visited = 0
-    while i < n:
-        p = packed[i]
-        d = p >> 8
-        s = table[states[d - 1], byte_classes[p & 255]]
-        visited += 1
-        if s < 0:
-            i = end[i]
-            continue
-        states[d] = s
-        _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
-        i += 1
-    return visited
-
-
-@numba.njit(cache=True, nogil=True, boundscheck=False)
-def walk_subtree(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, table, exits,
-                 first, last, start_state, out, b_nodes, b_states):
-    """Walk trie nodes first..last-1 (a subtree, or the whole trie from node 1), reading with one
-    rule's DFA from `start_state` at the subtree's parent depth. OR in the tokens readable inside
-    the rule; record as boundaries the nodes whose byte is read by a state that can call or
-    return (`exits`): there another rule may read it, so the caller continues with the stack.
-    Returns the number of boundaries written (b_nodes.shape[0] + 1 means the buffer overflowed)."""
-    states = np.empty(max_depth + 1, dtype=np.int32)
-    base = (packed[first] >> 8) - 1
-    states[base] = start_state
+@numba.njit(cache=True, nogil=True, inline="always")
+def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, states,
+                out, b_nodes, b_states, n_b):
+    """Walk trie nodes i..last-1, states[depth(i) - 1] already set. Returns (boundaries
+    written so far, nodes visited); b_nodes.shape[0] + 1 boundaries: the buffer overflowed."""
     cap = b_nodes.shape[0]
-    n_b = 0
-    i = first
+    visited = 0
     while i < last:
         p = packed[i]
         d = p >> 8
         prev = states[d - 1]
+        visited += 1
         if exits[prev]:
-            if n_b < cap:
-                b_nodes[n_b] = i
-                b_states[n_b] = prev
-                n_b += 1
-            else:
-                return cap + 1
+            if n_b == cap:
+                return cap + 1, visited
+            b_nodes[n_b] = i
+            b_states[n_b] = prev
+            n_b += 1
         s = table[prev, byte_classes[p & 255]]
         if s < 0:
             i = end[i]
@@ -79,4 +48,46 @@ def walk_subtree(packed, end, tok1, tok_ptr, tok_ids, max_depth, byte_classes, t
         states[d] = s
         _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
         i += 1
-    return n_b
+    return n_b, visited
+
+
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_classes, table, exits,
+                  firsts, start_state, out, b_nodes, b_states):
+    """Walk the subtree of each node in `firsts`, reading with one rule's DFA (or a regex's, with
+    no exits) from `start_state` at the subtree's parent depth; 0 stands for the whole trie.
+    OR in the tokens readable inside the rule; record as boundaries the nodes whose byte is read
+    by a state that can call or return (`exits`): there another rule may read it, so the caller
+    continues with the stack. From the root, the first bytes are never boundaries (the caller
+    expands `start_state` itself) and only the root's children whose byte lives are touched:
+    the others lie all over the trie, one cache miss each.
+    Returns (boundaries written, nodes visited); b_nodes.shape[0] + 1 boundaries means the
+    buffer overflowed: the bits already set are right, so the caller may walk again with a
+    larger one."""
+    states = np.empty(max_depth + 1, dtype=np.int32)
+    n_b = 0
+    visited = 0
+    for f in firsts:
+        if f != 0:
+            states[(packed[f] >> 8) - 1] = start_state
+            n_b, v = _walk_range(f, end[f], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
+                                 exits, states, out, b_nodes, b_states, n_b)
+            visited += v
+            if n_b > b_nodes.shape[0]:
+                return n_b, visited
+            continue
+        for b in range(256):
+            c = root[b]
+            if c < 0:
+                continue
+            s = table[start_state, byte_classes[b]]
+            if s < 0:
+                continue
+            states[1] = s
+            _mark_tokens(c, tok1, tok_ptr, tok_ids, out)
+            n_b, v = _walk_range(c + 1, end[c], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
+                                 exits, states, out, b_nodes, b_states, n_b)
+            visited += v + 1
+            if n_b > b_nodes.shape[0]:
+                return n_b, visited
+    return n_b, visited

@@ -1,0 +1,49 @@
+"""The boundaries one cached walk met, grouped by the rule state that met them.
+
+The same walk's boundaries are expanded at position after position (each new character of a
+string meets the closing quote's boundaries again), with a different stack below but mostly the
+same readers. So the nodes each reader (a rule state) can continue from are picked once per walk
+and remembered: an expansion costs a dict lookup per reader, not a pass over the nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+
+class Boundaries:
+    """`groups`: (state, nodes, their bytes) per state that met boundaries. Build with `of`."""
+
+    __slots__ = ("groups", "_picked")
+
+    @staticmethod
+    def of(nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> Boundaries:
+        """Most walks meet no boundary: they share one empty instance."""
+        return Boundaries(nodes, states, node_bytes) if nodes.size else NO_BOUNDARIES
+
+    def __init__(self, nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> None:
+        if not nodes.size:
+            self.groups: tuple[tuple[int, np.ndarray, np.ndarray], ...] = ()
+        elif (states == states[0]).all():
+            self.groups = ((int(states[0]), nodes, node_bytes),)
+        else:
+            self.groups = tuple(
+                (int(s), nodes[states == s], node_bytes[states == s]) for s in np.unique(states).tolist()
+            )
+        self._picked: dict[tuple[int, int, int], np.ndarray] = {}
+
+    def picked(self, state: int, nodes: np.ndarray, node_bytes: np.ndarray, reader: tuple[int, int],
+               reads: Callable[[int, int], np.ndarray]) -> np.ndarray:
+        """The nodes of `state`'s group whose byte `reader` (rule, state) can read; `reads`
+        gives a reader's bool-per-byte row. Races only recompute the same array."""
+        key = (state, *reader)
+        hit = self._picked.get(key)
+        if hit is None:
+            hit = nodes[reads(*reader)[node_bytes]]
+            self._picked[key] = hit
+        return hit
+
+
+NO_BOUNDARIES = Boundaries(np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32))

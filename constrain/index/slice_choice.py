@@ -1,0 +1,58 @@
+"""Which vocabulary slice a state's walk may skip, from each DFA's slice depths (computed on a
+DFA's first need, once per automaton: most rules of a grammar are never asked)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..automata.dfa import DFA
+from .slices import TokenSlice
+
+
+class SliceChooser:
+    """Per automaton; `key` names one of its DFAs (a rule id, or 0 for a regex)."""
+
+    __slots__ = ("slices", "_depths", "_worth_of")
+
+    def __init__(self, slices: tuple[TokenSlice, ...]) -> None:
+        self.slices = slices
+        self._depths: dict[tuple[int, int], np.ndarray] = {}
+        self._worth_of: dict[tuple[int, int], np.ndarray] = {}
+
+    def _worth(self, key: int, k: int, dfa: DFA) -> np.ndarray:
+        """Bool per state, asked before the first analysis of a DFA: does every byte that is a
+        whole unit of slice k live there? Only then can the slice hold many allowed tokens;
+        elsewhere (object and array syntax, numbers, patterns) the plain walk is cheap or the
+        slice cannot apply, and most rules never reach a state that repays the analysis."""
+        worth = self._worth_of.get((key, k))
+        if worth is None:
+            cols = np.unique(dfa.byte_classes[self.slices[k].whole_units])
+            worth = self._worth_of.setdefault((key, k), (dfa.table[:, cols] >= 0).all(axis=1))
+        return worth
+
+    def _analyse(self, key: int, k: int, dfa: DFA, exits: np.ndarray) -> np.ndarray:
+        from .slice_depth import state_depths
+
+        if exits.shape != (dfa.n_states,):
+            raise ValueError("one exit flag per DFA state")
+        sl = self.slices[k]
+        exits = np.ascontiguousarray(exits, dtype=np.bool_)
+        depths = state_depths(dfa.table, dfa.byte_classes, exits, sl.unit_next, np.int32(sl.max_units))
+        return self._depths.setdefault((key, k), depths)  # a racing fill computed the same array
+
+    def choose(self, key: int, dfa: DFA, exits: np.ndarray, state: int) -> tuple[int, Optional[np.ndarray]]:
+        """(0, None) where no slice applies: walk the whole trie. Else (k, words): walk trie
+        k (slice k-1's rest trie), starting from `words`, a fresh copy of the slice tokens
+        allowed at `state`; no boundary of theirs matters (see slice_depth.py)."""
+        for k, sl in enumerate(self.slices):
+            depths = self._depths.get((key, k))
+            if depths is None:
+                if not self._worth(key, k, dfa)[state]:
+                    continue
+                depths = self._analyse(key, k, dfa, exits)
+            units = int(depths[state])
+            if units >= 0:
+                return k + 1, sl.masks_upto[units].copy()
+        return 0, None
