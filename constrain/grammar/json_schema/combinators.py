@@ -72,14 +72,49 @@ _ARRAY_POSITIONAL = ("prefixItems", "items", "additionalItems")
 
 
 def both(x: Any, y: Any) -> Any:
-    """allOf[x, y], kept lazy (expanded when the sub-schema is translated)."""
+    """allOf[x, y], kept lazy (expanded when the sub-schema is translated) except where it is
+    plain constants: discriminators that contradict must show as False right away, or a chain
+    of if/then/else multiplies alternatives that can never hold."""
     if x is True or x == {}:
         return y
     if y is True or y == {}:
         return x
     if x is False or y is False:
         return False
-    return {"allOf": [x, y]}
+    for a, b in ((x, y), (y, x)):
+        values = _constants(a)
+        if values is None:
+            continue
+        other = _constants(b)
+        if other is not None:
+            common = [v for v in values if any(json_equal(v, w) for w in other)]
+            return {"enum": common} if common else False
+        excluded = _constants(b.get("not")) if isinstance(b, dict) and set(b) == {"not"} else None
+        if excluded is not None:
+            left = [v for v in values if not any(json_equal(v, w) for w in excluded)]
+            return {"enum": left} if left else False
+    members = _members(x)
+    members += [m for m in _members(y) if not any(m is n for n in members)]
+    return members[0] if len(members) == 1 else {"allOf": members}
+
+
+def _members(s: Any) -> list:
+    """The conjuncts of a lazily combined schema (flattened)."""
+    if isinstance(s, dict) and set(s) == {"allOf"} and isinstance(s["allOf"], list):
+        return [m for sub in s["allOf"] for m in _members(sub)]
+    return [s]
+
+
+def _constants(s: Any) -> "list | None":
+    """The values of a schema that is only const/enum (annotations aside), else None."""
+    if not isinstance(s, dict) or not ("const" in s or "enum" in s):
+        return None
+    if any(k not in ("const", "enum") and k not in ANNOTATIONS for k in s):
+        return None
+    if "const" in s and "enum" in s:
+        return [v for v in s["enum"] if json_equal(v, s["const"])] if isinstance(s["enum"], list) else None
+    values = [s["const"]] if "const" in s else s["enum"]
+    return list(values) if isinstance(values, list) else None
 
 
 def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
@@ -138,6 +173,8 @@ def merge(a: Any, b: Any, pointer: str, tr: "Translator") -> Any:
         elif key in ENFORCED:
             tr.unsupported("allOf", pointer, f"cannot combine two different {key!r} keywords")
         # unknown keywords constrain nothing: keep one
+    if any(out.get("properties", {}).get(k) is False for k in out.get("required", ())):
+        return False  # a required key whose value can be nothing
     values = _allowed_values(a, b)
     if values is not None:
         out.pop("const", None)

@@ -226,7 +226,7 @@ def _product(xs: list[Any], ys: list[Any], ptr: str, tr: "Translator") -> list[A
     for x in xs:
         for y in ys:
             m = merge(x, y, ptr, tr)
-            if m is not False:
+            if m is not False and not any(m == o for o in out):
                 out.append(m)
     _check_size(out, ptr)
     return out

@@ -8,12 +8,12 @@ rule, plus the rest that matches no pattern (where additionalProperties applies)
 
 from __future__ import annotations
 
-from ...automata import DFA, compile_ir, ir
+from ...automata import DFA, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
 from .keywords import escape_key
-from .patterns import search_pattern
+from .patterns import pattern_dfa
 
 MAX_REGIONS = 64
 
@@ -22,8 +22,8 @@ class KeyPatterns:
     def __init__(self, patterns: dict, pointer: str) -> None:
         self.pointer = pointer
         self.patterns = list(patterns)
-        self.decoded = [compile_ir(search_pattern(p, f"{pointer}/{escape_key(p)}")) for p in self.patterns]
-        self.encoded = [compile_ir(lexical.quoted(lexical.encode(search_pattern(p, pointer)))) for p in self.patterns]
+        self.decoded = [pattern_dfa(p, f"{pointer}/{escape_key(p)}") for p in self.patterns]
+        self.encoded = [pattern_dfa(p, f"{pointer}/{escape_key(p)}", quoted_spellings) for p in self.patterns]
 
     def matching(self, key: str) -> list[str]:
         data = key.encode("utf-8", "surrogatepass")
@@ -54,12 +54,17 @@ class KeyPatterns:
         """The other keys that match no pattern."""
         node = containers.other_keys(named)
         dfa = node.dfa
-        for pattern_dfa in self.encoded:
+        for encoded in self.encoded:
             try:
-                dfa = difference(dfa, pattern_dfa)
+                dfa = difference(dfa, encoded)
             except EmptyLanguageError:
                 return ir.NOTHING
         return ir.Embedded(dfa) if self.encoded else node
+
+
+def quoted_spellings(node: ir.Node) -> ir.Node:
+    """Every JSON spelling of the strings of `node`, with the quotes (keys, as written)."""
+    return lexical.quoted(lexical.encode(node))
 
 
 def _try(op, a: DFA, b: DFA):

@@ -8,9 +8,9 @@ from ...automata import DFA, compile_ir, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
-from .key_patterns import KeyPatterns
+from .key_patterns import KeyPatterns, quoted_spellings
 from .keywords import SOME_OTHER_KEY, escape_key
-from .patterns import search_pattern
+from .patterns import pattern_dfa
 from .strings import canonical_key, dfa_accepts, key_language
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,9 +103,9 @@ class Witness:
 
     def __init__(self, names: tuple, patterns: tuple) -> None:
         self.names = set(names)
-        self.patterns = [compile_ir(search_pattern(p, "#")) for p in patterns]
+        self.patterns = [pattern_dfa(p, "#") for p in patterns]
         inside = [lexical.string_literal(k) for k in names]
-        inside += [lexical.quoted(lexical.encode(search_pattern(p, "#"))) for p in patterns]
+        inside += [ir.Embedded(pattern_dfa(p, "#", quoted_spellings)) for p in patterns]
         self.inside: Optional[DFA] = _try_dfa(ir.alt(*inside)) if inside else None  # keys that do not count
 
     def counts_key(self, key: str) -> bool:

@@ -15,7 +15,7 @@ from ...errors import EmptyLanguageError, SchemaError
 from . import lexical
 from .formats import FORMATS
 from .keywords import NOT_ENUM, NOT_FORMATS, NOT_PATTERNS, PATTERNS
-from .patterns import search_pattern
+from .patterns import pattern_dfa
 from .validation import unenforced_format_note
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,28 +28,32 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     hi = _length(schema, "maxLength", pointer, None)
     if hi is not None and hi < lo:
         return ir.NOTHING
-    keep: list[ir.Node] = []  # over decoded characters: the value must match each
-    drop: list[ir.Node] = []  # ... and none of these
     patterns = ([schema["pattern"]] if "pattern" in schema else []) + list(schema.get(PATTERNS, []))
-    keep += [search_pattern(p, f"{pointer}/pattern") for p in patterns]
     fmt = schema.get("format")
+    formats = []
     if fmt is not None:
         if fmt in FORMATS:
-            keep.append(parse_regex(FORMATS[fmt]))
+            formats.append(fmt)
         elif isinstance(fmt, str):
             tr.annotations.append(unenforced_format_note(fmt, pointer))
-    drop += [search_pattern(p, f"{pointer}/not/pattern") for p in schema.get(NOT_PATTERNS, [])]
-    drop += [parse_regex(FORMATS[f]) for f in schema.get(NOT_FORMATS, []) if f in FORMATS]
+    not_patterns = list(schema.get(NOT_PATTERNS, []))
+    not_formats = [f for f in schema.get(NOT_FORMATS, []) if f in FORMATS]
     excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, str)]
-    if not keep and not drop and hi is None and lo == 0:
+    if not (patterns or formats or not_patterns or not_formats) and hi is None and lo == 0:
         node: ir.Node = lexical.quoted(lexical.string_body())  # every spelling: one small loop
     else:
         try:
             dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
-            for n in keep:
-                dfa = intersect(dfa, compile_ir(lexical.encode(n, canonical=True)))
-            for n in drop:
-                dfa = difference(dfa, compile_ir(lexical.encode(n, canonical=True)))
+            for p in patterns:
+                dfa = intersect(dfa, pattern_dfa(p, f"{pointer}/pattern", _canonical))
+            for f in formats:
+                dfa = intersect(dfa, _format_dfa(f))
+            for p in not_patterns:
+                excluded_dfa = _or_none(pattern_dfa, p, f"{pointer}/not/pattern", _canonical)
+                if excluded_dfa is not None:  # (a pattern that matches nothing excludes nothing)
+                    dfa = difference(dfa, excluded_dfa)
+            for f in not_formats:
+                dfa = difference(dfa, _format_dfa(f))
         except EmptyLanguageError:
             return ir.NOTHING  # no string satisfies all of them
         node = lexical.quoted(ir.Embedded(dfa))
@@ -59,6 +63,21 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         except EmptyLanguageError:
             return ir.NOTHING
     return node
+
+
+def _or_none(make, *args) -> Optional[DFA]:
+    try:
+        return make(*args)
+    except EmptyLanguageError:
+        return None
+
+
+def _canonical(node: ir.Node) -> ir.Node:
+    return lexical.encode(node, canonical=True)
+
+
+def _format_dfa(fmt: str) -> DFA:
+    return compile_ir(lexical.encode(parse_regex(FORMATS[fmt]), canonical=True))
 
 
 def _length(schema: dict, key: str, pointer: str, default: Optional[int]) -> Optional[int]:

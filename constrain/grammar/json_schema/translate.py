@@ -37,8 +37,9 @@ class Translator:
         self.opts = options
         self.ws = lexical.whitespace(options.whitespace)
         self.rules: dict[str, ir.Node] = {}
-        self.rule_of: dict[int, str] = {}  # id(sub-schema) -> rule name
+        self.rule_of: dict[Any, str] = {}  # schema key (see _key) -> rule name
         self._alive: list[Any] = []  # the sub-schemas of rule_of, kept alive so ids stay unique
+        self._originals: Optional[set[int]] = None
         self.relaxations: list[str] = []
         self.annotations: list[str] = []
         self._any: Optional[ir.RuleRef] = None
@@ -54,16 +55,49 @@ class Translator:
         return self.rules, start.name
 
     def rule(self, pointer: str, schema: Any) -> ir.RuleRef:
-        """The rule of a sub-schema (made once per schema object; recursion refers back to it;
-        `pointer` says where it is, for messages)."""
-        name = self.rule_of.get(id(schema))
+        """The rule of a sub-schema, made once per schema; recursion refers back to it.
+        `pointer` says where it is, for messages."""
+        key = self._key(schema)
+        name = self.rule_of.get(key)
         if name is None:
             name = f"s{len(self.rule_of)}"
-            self.rule_of[id(schema)] = name
+            self.rule_of[key] = name
             self._alive.append(schema)
             self.rules[name] = ir.NOTHING  # placeholder while translating (recursion)
             self.rules[name] = self.value(schema, pointer)
         return ir.RuleRef(name)
+
+    def _key(self, schema: Any) -> Any:
+        """A schema of the documents is itself (its id); one the translator derived (merges,
+        complements) is its structure over document schemas, so deriving the same thing again
+        (as recursion through a merge or a `not` does) finds the same rule instead of looping."""
+        if self._originals is None:
+            self._originals = set()
+            todo = [self.root, *self.resources.values()]
+            while todo:
+                node = todo.pop()
+                if isinstance(node, (dict, list)):
+                    self._originals.add(id(node))
+                    todo.extend(node.values() if isinstance(node, dict) else node)
+        if id(schema) in self._originals:
+            return id(schema)
+        if isinstance(schema, dict) and set(schema) == {"allOf"} and isinstance(schema["allOf"], list):
+            # allOf is a set: nesting and repeats do not matter (merges through recursion
+            # otherwise wrap the same members deeper at every level).
+            members: set = set()
+            todo = list(schema["allOf"])
+            while todo:
+                m = todo.pop()
+                if isinstance(m, dict) and set(m) == {"allOf"} and isinstance(m["allOf"], list) and id(m) not in self._originals:
+                    todo.extend(m["allOf"])
+                elif m is not True:
+                    members.add(self._key(m))
+            return ("all", frozenset(members))
+        if isinstance(schema, dict):
+            return ("d", tuple(sorted(((repr(k), self._key(v)) for k, v in schema.items()), key=lambda kv: kv[0])))
+        if isinstance(schema, (list, tuple)):
+            return ("l", tuple(self._key(v) for v in schema))
+        return ("v", type(schema).__name__, repr(schema))
 
     def helper_rule(self, kind: str, node: ir.Node) -> ir.RuleRef:
         """A rule of its own for a part of a schema (e.g. an object's other members)."""

@@ -15,7 +15,7 @@ from ...errors import SchemaError
 from .formats import FORMATS
 from .keywords import INTERNAL, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS
 from .literals import json_equal
-from .patterns import search_pattern
+from .patterns import pattern_dfa
 
 
 class ValueChecker:
@@ -84,7 +84,7 @@ def _matches(dfa: DFA, data: bytes) -> bool:
 
 @lru_cache(maxsize=256)
 def _pattern_dfa(pattern: str) -> DFA:
-    return compile_ir(search_pattern(pattern, "#"))
+    return pattern_dfa(pattern, "#")
 
 
 @lru_cache(maxsize=64)
