@@ -84,6 +84,7 @@ SCHEMAS = {
         "unevaluatedProperties": False,
     },
     "two_contains": {"type": "array", "allOf": [{"contains": {"type": "string"}}, {"contains": {"type": "integer"}, "maxContains": 2}]},
+    "long_text": {"type": "object", "properties": {"t": {"type": "string", "minLength": 3, "maxLength": 1300}}},
     "closed_union": {
         "type": "object",
         "oneOf": [
@@ -156,6 +157,7 @@ VALID = {
     "double_not": ["s", 1],  # b must be 1, but nothing inside a `not` evaluates it
     "two_contains": [["a", 1], ["a", 1, 2], [1, "b"]],
     "closed_union": [{"a": 1}, {"b": "s"}],
+    "long_text": [{"t": "abc"}, {"t": "a" * 1300}, {"t": "é" * 700}, {"t": "x" * 256}, {"t": "x" * 1024}],
     "tagged_union": [{"k": "x"}, {"k": "x", "a": 1}, {"k": "y", "b": "s", "z": 1}],
 }
 INVALID = {
@@ -186,6 +188,7 @@ INVALID = {
     "double_not": [{"a": 1, "b": 1}, {"b": 1}, {"a": 1}, {}],
     "two_contains": [[], ["a"], [1], ["a", 1, 2, 3]],
     "closed_union": [{}, {"a": 1, "b": "s"}, {"a": "s"}, {"z": 1}, "s"],
+    "long_text": [{"t": "ab"}, {"t": "a" * 1301}, {"t": "é" * 1301}],
     "tagged_union": [{"k": "z"}, {"k": "x", "b": "s"}, {"a": 1}],
 }
 

@@ -41,6 +41,8 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, str)]
     if not (patterns or formats or not_patterns or not_formats) and hi is None and lo == 0:
         node: ir.Node = lexical.quoted(lexical.string_body())  # every spelling: one small loop
+    elif not (patterns or formats or not_patterns or not_formats) and hi is not None and hi > LONG and lo < BLOCK:
+        node = lexical.quoted(_long_body(tr, lo, hi))
     else:
         try:
             dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
@@ -63,6 +65,26 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         except EmptyLanguageError:
             return ir.NOTHING
     return node
+
+
+LONG = 512  # longer length bounds are counted in blocks through the stack
+BLOCK = 256
+
+
+def _long_body(tr: "Translator", lo: int, hi: int) -> ir.Node:
+    """Strings of lo..hi characters (lo < BLOCK <= hi) without a DFA of hi states: k whole
+    blocks of BLOCK characters (a rule called k times) and a shorter rest. A length n is
+    k = n // BLOCK blocks and n % BLOCK more; the parts below say which rest each k allows."""
+    def chars(a: int, b: int) -> ir.RuleRef:
+        return tr.shared_rule(("chars", a, b), lambda: lexical.string_body(a, b, canonical=True))
+
+    q, r = divmod(hi, BLOCK)
+    block = chars(BLOCK, BLOCK)
+    parts = [chars(lo, BLOCK - 1)]  # k = 0
+    if q >= 2:  # 1 <= k <= q - 1: any rest
+        parts.append(ir.concat(ir.repeat(block, 1, q - 1), chars(0, BLOCK - 1)))
+    parts.append(ir.concat(ir.repeat(block, q, q), chars(0, r)))  # k = q: up to r more
+    return ir.alt(*parts)
 
 
 def _or_none(make, *args) -> Optional[DFA]:

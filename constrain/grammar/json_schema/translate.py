@@ -40,6 +40,7 @@ class Translator:
         self.rule_of: dict[Any, str] = {}  # schema key (see _key) -> rule name
         self._alive: list[Any] = []  # the sub-schemas of rule_of, kept alive so ids stay unique
         self._originals: Optional[set[int]] = None
+        self._shared: dict[Any, str] = {}
         self.relaxations: list[str] = []
         self.annotations: list[str] = []
         self._any: Optional[ir.RuleRef] = None
@@ -98,6 +99,13 @@ class Translator:
         if isinstance(schema, (list, tuple)):
             return ("l", tuple(self._key(v) for v in schema))
         return ("v", type(schema).__name__, repr(schema))
+
+    def shared_rule(self, key: Any, make: Any) -> ir.RuleRef:
+        """A helper rule made once per translation for `key` (make() builds its IR)."""
+        name = self._shared.get(key)
+        if name is None:
+            name = self._shared[key] = self.helper_rule("shared", make()).name
+        return ir.RuleRef(name)
 
     def helper_rule(self, kind: str, node: ir.Node) -> ir.RuleRef:
         """A rule of its own for a part of a schema (e.g. an object's other members)."""
