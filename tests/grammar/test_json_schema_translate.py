@@ -318,3 +318,15 @@ def test_references_across_ids_and_documents(compiler):
         assert not grammar.accepts(bad), bad
     with pytest.raises(UnsupportedSchemaError, match="another document"):
         compiler.compile_json_schema(schema)
+
+
+def test_dependent_required_tracks_presence_without_alternatives(compiler):
+    """dependentRequired over many keys stays one automaton (2^8 alternatives before)."""
+    deps = {f"k{i}": [f"k{(i + 1) % 8}"] for i in range(8)}
+    schema = {"type": "object", "dependentRequired": deps, "properties": {"x": {"type": "integer"}}}
+    grammar = compiler.compile_json_schema(schema)
+    assert grammar.accepts('{"x":1}')
+    assert grammar.accepts("{" + ",".join(f'"k{i}":{i}' for i in range(8)) + "}")
+    assert not grammar.accepts('{"k0":1}')
+    assert not grammar.accepts('{"k0":1,"k1":2}')  # k1 needs k2
+    assert grammar.accepts('{"k7":1,"k0":2,"x":1,' + ",".join(f'"k{i}":{i}' for i in range(1, 7)) + "}")

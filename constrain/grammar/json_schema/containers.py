@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from ...automata import compile_ir, ir
 from ...automata.algebra import difference
@@ -72,12 +72,13 @@ class Member:
 
 def object_graph(
     ordered: Sequence[Member], floating: Sequence[Member], extras: Sequence[tuple[ir.Node, int]], ws: ir.Node,
-    counts: Counts = Counts(0, None), n_witness: int = 0,
+    counts: Counts = Counts(0, None), n_witness: int = 0, floating_ok: Callable[[int], bool] = lambda used: True,
 ) -> ir.Node:
     """`{...}`: the `ordered` members in this order (each at most once, required ones present);
     `floating` members anywhere, each at most once; `extras` (member nodes for key languages,
     with their witness bits) anywhere, any number of times; the member count within `counts`;
-    every witness condition met. A Graph over (position, first?, count, floating used,
+    every witness condition met; `floating_ok` of the set of floating members used (their
+    dependencies). A Graph over (position, first?, count, floating used,
     witnesses met), built from the start state so only reachable states exist."""
     comma = ir.concat(ws, ir.literal(","), ws)
     colon = ir.concat(ws, ir.literal(":"), ws)
@@ -103,7 +104,7 @@ def object_graph(
         here = todo.pop()
         i, first, c, used, met = here
         src = index[here]
-        if i == n and counts.ok(c) and used & required_floating == required_floating and met == all_witness:
+        if i == n and counts.ok(c) and used & required_floating == required_floating and met == all_witness and floating_ok(used):
             finals.append(src)
         sep = ir.EMPTY if first else comma
         c2 = counts.step(c)

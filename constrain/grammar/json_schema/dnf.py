@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
 from .combinators import both, contains_list, disjoint, merge, positional, real_items
-from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
+from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, DEPENDENT_REQUIRED, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
 from .disjointness import branches_disjoint
 from .negation import negate
 
@@ -198,11 +198,13 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
     if not isinstance(value, dict):
         raise SchemaError(f"{key} must be an object", ptr)
     out = [True]
+    lists = [(k, tuple(dep)) for k, dep in value.items() if isinstance(dep, list) and dep]
+    if lists:  # "k present => these present": tracked by the object automaton, no alternatives
+        out = [{DEPENDENT_REQUIRED: lists}]
     for k, dep in value.items():
         if isinstance(dep, list):
-            present: Any = {"required": [k, *dep]}
-        else:
-            present = {"allOf": [{"required": [k]}, dep]}
+            continue  # (an empty list requires nothing)
+        present = {"allOf": [{"required": [k]}, dep]}
         absent = {"properties": {k: False}, UNEVALUATED_NAMES: [k]}
         either = alternatives(absent, ptr, tr, depth) + alternatives(present, ptr, tr, depth)
         out = _product(out, either, ptr, tr)

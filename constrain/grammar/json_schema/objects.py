@@ -9,7 +9,7 @@ from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
 from .key_patterns import KeyPatterns, quoted_spellings
-from .keywords import SOME_OTHER_KEY, escape_key
+from .keywords import DEPENDENT_REQUIRED, SOME_OTHER_KEY, escape_key
 from .patterns import pattern_dfa
 from .strings import canonical_key, dfa_accepts, key_language
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
 MAX_FLOATING = 4  # required keys outside `properties` that may come anywhere (2^k states)
+MAX_TRACKED = 8  # keys whose presence dependentRequired tracks (2^k states at most)
 MAX_WITNESSES = 4  # "some other key exists" conditions per object (2^k states)
 
 
@@ -41,8 +42,18 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     if len(witnesses) > MAX_WITNESSES:
         raise UnsupportedSchemaError("not", pointer, f"more than {MAX_WITNESSES} complements of additionalProperties on one object")
 
+    dependencies = list(schema.get(DEPENDENT_REQUIRED, ()))
+    for key, needed in dependencies:
+        if key in required:
+            required += [d for d in needed if d not in required]
+    tracked = list(dict.fromkeys(k for key, needed in dependencies for k in (key, *needed)))
+    if len(tracked) > MAX_TRACKED:
+        raise UnsupportedSchemaError(
+            "dependentRequired", pointer, f"presence of more than {MAX_TRACKED} keys tracked at once"
+        )
+
     members: list[containers.Member] = []
-    for key in list(props) + [k for k in required if k not in props]:
+    for key in list(props) + [k for k in required if k not in props] + [k for k in tracked if k not in props and k not in required]:
         if allowed_keys is None or not dfa_accepts(allowed_keys, canonical_key(key)):
             if key in required:
                 return ir.NOTHING  # a required key that propertyNames forbids
@@ -51,7 +62,9 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         schemas = ([props[key]] if key in props else []) + [patterns[p] for p in keys.matching(key)]
         if not schemas:  # required, not named: other keys' rules apply
             if addl is False:
-                return ir.NOTHING  # required but forbidden: no object satisfies it
+                if key in required:
+                    return ir.NOTHING  # required but forbidden: no object satisfies it
+                continue  # forbidden: its dependency can only hold with it absent
             schemas = [addl]
         value = tr.rule(ptr, schemas[0]) if len(schemas) == 1 else tr.rule(f"{ptr}#all", {"allOf": schemas})
         bits = sum(1 << e for e, w in enumerate(witnesses) if w.counts_key(key))
@@ -67,10 +80,11 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             )
         ordered, floating = [], members
     else:
-        unlisted = [m for m in members if m.key not in props]
-        if 0 < len(unlisted) <= MAX_FLOATING:
-            ordered, floating = [m for m in members if m.key in props], unlisted
-    named = list(props) + [k for k in required if k not in props]
+        unlisted = [m for m in members if m.key not in props and m.key not in tracked]
+        moved = [m for m in members if m.key in tracked] + (unlisted if len(unlisted) <= MAX_FLOATING else [])
+        ordered, floating = [m for m in members if m not in moved], moved
+    named = list(props) + [k for k in required if k not in props] + [k for k in tracked if k not in props and k not in required]
+    floating_ok = _dependencies_ok(dependencies, [m.key for m in floating])
 
     extras: list[tuple[ir.Node, int]] = []
     if allowed_keys is not None:
@@ -94,7 +108,19 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             "minProperties" if hi is None else "maxProperties", pointer,
             f"member counts are tracked up to {tr.opts.max_property_count}",
         )
-    return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses))
+    return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok)
+
+
+def _dependencies_ok(dependencies: list, floating: list[str]):
+    """The final check on the floating members used: each present key has its dependents
+    (tracked keys are all floating; a key missing from the members can never be present)."""
+    bit = {k: 1 << i for i, k in enumerate(floating)}
+    checks = [(bit.get(k, 0), [bit.get(d, 0) for d in needed]) for k, needed in dependencies]
+
+    def ok(used: int) -> bool:
+        return all(not (used & kb) or all(db and used & db for db in dbs) for kb, dbs in checks if kb)
+
+    return ok
 
 
 class Witness:
