@@ -330,3 +330,20 @@ def test_dependent_required_tracks_presence_without_alternatives(compiler):
     assert not grammar.accepts('{"k0":1}')
     assert not grammar.accepts('{"k0":1,"k1":2}')  # k1 needs k2
     assert grammar.accepts('{"k7":1,"k0":2,"x":1,' + ",".join(f'"k{i}":{i}' for i in range(1, 7)) + "}")
+
+
+def test_pointer_refs_inside_sub_schemas_with_bare_ids(compiler):
+    """Draft-4 files give sub-schemas ids like "nullable-path" and still mean the file's own
+    "#/definitions/...": resolved there (as validators do) when the sub-schema has no such path."""
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "definitions": {
+            "path": {"type": "string"},
+            "nullable-path": {"id": "nullable-path", "oneOf": [{"$ref": "#/definitions/path"}, {"type": "null"}]},
+        },
+        "type": "object",
+        "properties": {"p": {"$ref": "#/definitions/nullable-path"}},
+    }
+    grammar = compiler.compile_json_schema(schema)
+    assert grammar.accepts('{"p":"x"}') and grammar.accepts('{"p":null}')
+    assert not grammar.accepts('{"p":1}')

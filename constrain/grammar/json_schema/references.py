@@ -112,18 +112,28 @@ class References:
             if anchored is None:
                 raise SchemaError(f"$ref {ref!r}: no anchor {frag!r} in this schema", pointer)
             return anchored
-        res_ptr, node = resource
-        path = res_ptr
-        for part in frag.split("/")[1:] if frag else []:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                raise SchemaError(f"$ref {ref!r} points nowhere", pointer)
-            path = f"{path}/{escape_key(part)}"
-        return path, node
+        found = _follow(*resource, frag)
+        if found is None and resource[1] is not self.root:
+            # Schemas in the wild give sub-schemas ids like "nullable-path" and still mean
+            # "#/definitions/..." of the whole file (validators resolve it so): fall back.
+            found = _follow("#", self.root, frag)
+        if found is None:
+            raise SchemaError(f"$ref {ref!r} points nowhere", pointer)
+        return found
+
+
+def _follow(path: str, node: Any, frag: str) -> Optional[Target]:
+    """The JSON pointer `frag` from `node` (at `path`), or None if it leads nowhere."""
+    for part in frag.split("/")[1:] if frag else []:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+        path = f"{path}/{escape_key(part)}"
+    return path, node
 
 
 def _strip(uri: str) -> str:
