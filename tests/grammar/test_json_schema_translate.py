@@ -347,3 +347,22 @@ def test_pointer_refs_inside_sub_schemas_with_bare_ids(compiler):
     grammar = compiler.compile_json_schema(schema)
     assert grammar.accepts('{"p":"x"}') and grammar.accepts('{"p":null}')
     assert not grammar.accepts('{"p":1}')
+
+
+def test_presence_only_dependencies(compiler):
+    """Dependencies that only say which keys may or must come along are checked on presence."""
+    schema = {
+        "type": "object",
+        "dependencies": {
+            "begin": {"anyOf": [{"required": ["end"]}, {"required": ["while"]}]},
+            "aql": {"not": {"required": ["pattern"]}},
+            "end": ["begin"],
+        },
+    }
+    grammar = compiler.compile_json_schema(schema)
+    for doc in ({}, {"begin": 1, "end": 2}, {"while": 1, "begin": 2}, {"aql": 1}, {"pattern": 1}):
+        jsonschema.validate(doc, schema)
+        assert grammar.accepts(_compact(doc)), doc
+    for doc in ({"begin": 1}, {"end": 1}, {"aql": 1, "pattern": 2}, {"pattern": 2, "aql": 1}):
+        assert not jsonschema.Draft7Validator(schema).is_valid(doc)
+        assert not grammar.accepts(_compact(doc)), doc

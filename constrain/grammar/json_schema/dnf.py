@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
 from .combinators import both, contains_list, disjoint, merge, positional, real_items
-from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, DEPENDENT_REQUIRED, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
+from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, KEY_RULES, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
 from .disjointness import branches_disjoint
 from .negation import negate
+from .presence import presence_only
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
@@ -198,12 +199,15 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
     if not isinstance(value, dict):
         raise SchemaError(f"{key} must be an object", ptr)
     out = [True]
-    lists = [(k, tuple(dep)) for k, dep in value.items() if isinstance(dep, list) and dep]
-    if lists:  # "k present => these present": tracked by the object automaton, no alternatives
-        out = [{DEPENDENT_REQUIRED: lists}]
+    # "k present => these keys present / absent": tracked by the object automaton.
+    rules = [(k, {"required": list(dep)} if isinstance(dep, list) else dep) for k, dep in value.items()]
+    rules = [(k, c) for k, c in rules if c is not True and c != {"required": []} and presence_only(c)]
+    if rules:
+        out = [{KEY_RULES: rules}]
+    handled = {k for k, _ in rules}
     for k, dep in value.items():
-        if isinstance(dep, list):
-            continue  # (an empty list requires nothing)
+        if k in handled or isinstance(dep, list) or dep is True:
+            continue
         present = {"allOf": [{"required": [k]}, dep]}
         absent = {"properties": {k: False}, UNEVALUATED_NAMES: [k]}
         either = alternatives(absent, ptr, tr, depth) + alternatives(present, ptr, tr, depth)

@@ -44,14 +44,14 @@ DERIVED_OPEN = ("constrain", "derived_open")  # True: patternProperties/addition
 # Complements of additionalProperties: false: a list of (names, patterns), each meaning "some
 # key outside these property names and patternProperties exists".
 SOME_OTHER_KEY = ("constrain", "some_other_key")
-# dependentRequired (and list-form dependencies) kept whole: a list of (key, required keys),
-# enforced by tracking those keys' presence in the object's automaton (no alternatives).
-DEPENDENT_REQUIRED = ("constrain", "dependent_required")
+# Dependencies that only speak of key presence, kept whole: a list of (key, presence-only
+# schema), enforced by tracking those keys' presence in the object's automaton (presence.py).
+KEY_RULES = ("constrain", "key_rules")
 # Several `contains` met in a merge: a list of (schema, minContains, maxContains or None, real).
 CONTAINS_ALL = ("constrain", "contains_all")
 INTERNAL = (
     NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NON_INTEGER, NOT_MULTIPLE_OF, UNEVALUATED_NAMES, REAL_ITEMS,
-    DERIVED_OPEN, CONTAINS_ALL, SOME_OTHER_KEY, DEPENDENT_REQUIRED,
+    DERIVED_OPEN, CONTAINS_ALL, SOME_OTHER_KEY, KEY_RULES,
 )
 
 

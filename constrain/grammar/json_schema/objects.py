@@ -9,7 +9,8 @@ from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
 from .key_patterns import KeyPatterns, quoted_spellings
-from .keywords import DEPENDENT_REQUIRED, SOME_OTHER_KEY, escape_key
+from .keywords import KEY_RULES, SOME_OTHER_KEY, escape_key
+from .presence import keys_of, rules_hold
 from .patterns import pattern_dfa
 from .strings import canonical_key, dfa_accepts, key_language
 
@@ -17,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
 MAX_FLOATING = 4  # required keys outside `properties` that may come anywhere (2^k states)
-MAX_TRACKED = 8  # keys whose presence dependentRequired tracks (2^k states at most)
+MAX_TRACKED = 12  # keys whose presence the dependency rules track (2^k states at most)
 MAX_WITNESSES = 4  # "some other key exists" conditions per object (2^k states)
 
 
@@ -42,11 +43,8 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     if len(witnesses) > MAX_WITNESSES:
         raise UnsupportedSchemaError("not", pointer, f"more than {MAX_WITNESSES} complements of additionalProperties on one object")
 
-    dependencies = list(schema.get(DEPENDENT_REQUIRED, ()))
-    for key, needed in dependencies:
-        if key in required:
-            required += [d for d in needed if d not in required]
-    tracked = list(dict.fromkeys(k for key, needed in dependencies for k in (key, *needed)))
+    dependencies = list(schema.get(KEY_RULES, ()))
+    tracked = list(dict.fromkeys(k for key, condition in dependencies for k in (key, *keys_of(condition))))
     if len(tracked) > MAX_TRACKED:
         raise UnsupportedSchemaError(
             "dependentRequired", pointer, f"presence of more than {MAX_TRACKED} keys tracked at once"
@@ -112,13 +110,14 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
 
 
 def _dependencies_ok(dependencies: list, floating: list[str]):
-    """The final check on the floating members used: each present key has its dependents
-    (tracked keys are all floating; a key missing from the members can never be present)."""
-    bit = {k: 1 << i for i, k in enumerate(floating)}
-    checks = [(bit.get(k, 0), [bit.get(d, 0) for d in needed]) for k, needed in dependencies]
+    """The final check on the floating members used: the presence rules hold (tracked keys are
+    all floating; a key missing from the members can never be present)."""
+    if not dependencies:
+        return lambda used: True
+    names = list(floating)
 
     def ok(used: int) -> bool:
-        return all(not (used & kb) or all(db and used & db for db in dbs) for kb, dbs in checks if kb)
+        return rules_hold(dependencies, {k for i, k in enumerate(names) if used >> i & 1})
 
     return ok
 

@@ -13,9 +13,10 @@ from typing import Any
 from ...automata import DFA, compile_ir, parse_regex
 from ...errors import SchemaError
 from .formats import FORMATS
-from .keywords import DEPENDENT_REQUIRED, INTERNAL, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS
+from .keywords import KEY_RULES, INTERNAL, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS
 from .literals import json_equal
 from .patterns import pattern_dfa
+from .presence import rules_hold
 
 
 class ValueChecker:
@@ -69,9 +70,8 @@ def _internal_ok(value: Any, schema: dict) -> bool:
         if any(f in FORMATS and _matches(_format_dfa(f), data) for f in schema.get(NOT_FORMATS, ())):
             return False
     if isinstance(value, dict):
-        for key, needed in schema.get(DEPENDENT_REQUIRED, ()):
-            if key in value and any(d not in value for d in needed):
-                return False
+        if not rules_hold(schema.get(KEY_RULES, ()), set(value)):
+            return False
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         integral = float(value).is_integer()
         if schema.get(NON_INTEGER) and integral:
