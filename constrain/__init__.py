@@ -20,6 +20,7 @@ from .errors import (
     UnsupportedRegexError,
     VocabularyError,
 )
+from .grammar.json_schema.report import check_schema
 from .limits import Limits
 from .matcher import Matcher
 from .vocab import Vocabulary
@@ -45,6 +46,7 @@ __all__ = [
     "VocabularyError",
     "__version__",
     "allocate_token_bitmask",
+    "check_schema",
     "apply_token_bitmask_inplace",
     "cache_info",
     "clear_cache",
