@@ -18,64 +18,44 @@ from .dfa import DEAD, DFA, minimize
 
 
 def _product(
-    a: DFA, b: DFA, keep_b_dead: bool, accept: Callable[[bool, bool], bool], limits: Limits
+    a: DFA, b: DFA, keep_b_dead: bool, accept: Callable[[np.ndarray, np.ndarray], np.ndarray], limits: Limits
 ) -> DFA:
-    # Joint byte classes: one per distinct (class in a, class in b) pair.
-    pairs = {}
-    joint = np.empty(256, dtype=np.int32)
-    ca, cb = a.byte_classes.tolist(), b.byte_classes.tolist()
-    reps: list[tuple[int, int]] = []
-    for byte in range(256):
-        key = (ca[byte], cb[byte])
-        j = pairs.get(key)
-        if j is None:
-            j = pairs[key] = len(reps)
-            reps.append(key)
-        joint[byte] = j
-    ta, tb = a.table.tolist(), b.table.tolist()
-    acc_a, acc_b = a.accepting.tolist(), b.accepting.tolist()
-    index = {(0, 0): 0}
-    order = [(0, 0)]
-    rows: list[list[int]] = []
+    from . import product  # numba loads on the first compile, not on import
+
+    # Joint byte classes: one per distinct (class in a, class in b) pair, in order of first byte.
+    key = a.byte_classes.astype(np.int64) * b.n_classes + b.byte_classes
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int32)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first), dtype=np.int32)
+    joint = rank[inverse]
+    reps = np.sort(first)
+    rep_a, rep_b = a.byte_classes[reps].astype(np.int64), b.byte_classes[reps].astype(np.int64)
+    pairs, rows, slots = product.start(len(reps))
+    k = cnt = 0
     deadline = time.perf_counter() + limits.max_compile_seconds
-    k = 0
-    while k < len(order):
-        if k & 255 == 0 and time.perf_counter() > deadline:
+    while True:
+        pairs, rows, slots, k, cnt, status = product.expand(
+            a.table, b.table, rep_a, rep_b, keep_b_dead, pairs, rows, slots, k, cnt, k + 4096, limits.max_dfa_states
+        )
+        if status == product.TOO_MANY:
+            raise LimitExceededError("DFA size (states)", limits.max_dfa_states, "Limits(max_dfa_states=...)")
+        if status == product.DONE:
+            break
+        if time.perf_counter() > deadline:
             raise LimitExceededError("compile time (s)", limits.max_compile_seconds, "Limits(max_compile_seconds=...)")
-        qa, qb = order[k]
-        row = []
-        for c_a, c_b in reps:
-            na = ta[qa][c_a]
-            nb = tb[qb][c_b] if qb >= 0 else DEAD
-            if na < 0 or (nb < 0 and not keep_b_dead):
-                row.append(DEAD)
-                continue
-            key = (na, nb)
-            j = index.get(key)
-            if j is None:
-                j = len(order)
-                if j >= limits.max_dfa_states:
-                    raise LimitExceededError("DFA size (states)", limits.max_dfa_states, "Limits(max_dfa_states=...)")
-                index[key] = j
-                order.append(key)
-            row.append(j)
-        rows.append(row)
-        k += 1
-    table = np.array(rows, dtype=np.int32).reshape(len(rows), len(reps))
-    accepting = np.array(
-        [accept(acc_a[qa], qb >= 0 and acc_b[qb]) for qa, qb in order], dtype=np.bool_
-    )
-    return minimize(joint, table, accepting)
+    qa, qb = pairs[:cnt, 0], pairs[:cnt, 1]
+    accepting = accept(a.accepting[qa], (qb >= 0) & b.accepting[np.maximum(qb, 0)])
+    return minimize(joint, rows[:cnt], accepting)
 
 
 def intersect(a: DFA, b: DFA, limits: Optional[Limits] = None) -> DFA:
     """Strings in both languages. Raises GrammarError if there are none."""
-    return _product(a, b, False, lambda x, y: x and y, limits or Limits())
+    return _product(a, b, False, np.logical_and, limits or Limits())
 
 
 def difference(a: DFA, b: DFA, limits: Optional[Limits] = None) -> DFA:
     """Strings of `a` that are not in `b`. Raises GrammarError if there are none."""
-    return _product(a, b, True, lambda x, y: x and not y, limits or Limits())
+    return _product(a, b, True, lambda x, y: x & ~y, limits or Limits())
 
 
 def bounded_repeat(unit: DFA, lo: int, hi: Optional[int], limits: Optional[Limits] = None) -> DFA:

@@ -108,167 +108,73 @@ class DFA:
         return result
 
 
-def _byte_classes(nfa: NFA, alphabet: int = 256) -> tuple[np.ndarray, list[int]]:
-    """Partition the alphabet (bytes, then call symbols) into intervals no edge splits; returns
-    (class per symbol, class starts). Bytes and calls never share a class."""
-    cuts = {0, 256, alphabet}
-    for edges in nfa.edges:
-        for lo, hi, _ in edges:
-            cuts.add(lo)
-            cuts.add(hi + 1)
-    starts = sorted(cuts)[:-1]
-    classes = np.searchsorted(np.array(starts), np.arange(alphabet), side="right") - 1
-    return classes.astype(np.int32), starts
+def _byte_classes(lo: np.ndarray, hi: np.ndarray, alphabet: int = 256) -> np.ndarray:
+    """Partition the alphabet (bytes, then call symbols) into intervals no edge [lo, hi]
+    splits; returns the class per symbol. Bytes and calls never share a class."""
+    cuts = np.unique(np.concatenate((np.array([0, 256, alphabet]), lo, hi + 1)))
+    return (np.searchsorted(cuts[:-1], np.arange(alphabet), side="right") - 1).astype(np.int32)
 
 
-def _closures(nfa: NFA) -> list[int]:
-    """Epsilon closure of every NFA state as an int bitset (iterative, memo-free Tarjan-less DFS)."""
-    n = nfa.n_states
-    out = [0] * n
-    eps = nfa.eps
-    for s in range(n):
-        if not eps[s]:
-            out[s] = 1 << s
-            continue
-        seen = 1 << s
-        stack = [s]
-        while stack:
-            u = stack.pop()
-            for v in eps[u]:
-                bit = 1 << v
-                if not seen & bit:
-                    seen |= bit
-                    stack.append(v)
-        out[s] = seen
-    return out
-
-
-def _members(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+def _csr(src: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row pointers, order of the rows sorted by source) for per-source adjacency."""
+    order = np.argsort(src, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    return ptr, order
 
 
 def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_calls: int = 0) -> DFA:
-    """Subset construction over byte classes, then trimming and minimization.
+    """Subset construction over byte classes (numba, see subset.py), then trimming and
+    minimization. Subsets hold only the NFA states that matter (those with byte edges, and the
+    final state), so epsilon-only states neither cost time nor split DFA states."""
+    from . import subset  # numba loads on the first compile, not on import
 
-    Subsets hold only the NFA states that matter (those with byte edges, and the final state),
-    so epsilon-only states neither cost time nor split DFA states."""
-    t0 = time.perf_counter()
-    deadline = deadline if deadline is not None else t0 + limits.max_compile_seconds
-    classes, starts = _byte_classes(nfa, 256 + n_calls)
-    n_cls = len(starts)
-    class_of = classes.tolist()
-    important = 1 << nfa.final
-    for s_idx, edges in enumerate(nfa.edges):
-        if edges:
-            important |= 1 << s_idx
-    closure = [c & important for c in _closures(nfa)]
-    moves: list[list[tuple[int, int, int]]] = [
-        [(class_of[lo], class_of[hi], closure[t]) for lo, hi, t in edges] for edges in nfa.edges
-    ]
-    final_bit = 1 << nfa.final
-    start = closure[nfa.start]
-    index = {start: 0}
-    order = [start]
-    rows: list[list[int]] = []
-    max_states = limits.max_dfa_states
-    k = 0
-    while k < len(order):
-        if k & 63 == 0 and time.perf_counter() > deadline:
+    deadline = deadline if deadline is not None else time.perf_counter() + limits.max_compile_seconds
+    n = nfa.n_states
+    edges, eps = nfa.edge_array(), nfa.eps_array()
+    e_ptr, e_order = _csr(edges[:, 0], n)
+    edges = edges[e_order]
+    eps_ptr, eps_order = _csr(eps[:, 0], n)
+    eps_dst = np.ascontiguousarray(eps[eps_order, 1])
+    classes = _byte_classes(edges[:, 1], edges[:, 2], 256 + n_calls)
+    important = np.diff(e_ptr) > 0
+    important[nfa.final] = True
+    rows, set_ptr, set_data, slots, stamp = subset.start(int(classes.max()) + 1, nfa.start, eps_ptr, eps_dst, important)
+    e_clo, e_chi = classes[edges[:, 1]].astype(np.int64), classes[edges[:, 2]].astype(np.int64)
+    e_dst = np.ascontiguousarray(edges[:, 3])
+    k, cnt = 0, 1
+    while True:
+        rows, set_ptr, set_data, slots, k, cnt, status = subset.expand(
+            e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important,
+            rows, set_ptr, set_data, slots, stamp, k, cnt, k + 1024, limits.max_dfa_states,
+        )
+        if status == subset.TOO_MANY:
+            raise LimitExceededError("DFA size (states)", limits.max_dfa_states, "Limits(max_dfa_states=...)")
+        if time.perf_counter() > deadline:
             raise LimitExceededError(
                 "compile time (s)", limits.max_compile_seconds, "Limits(max_compile_seconds=...)"
             )
-        targets: dict[int, int] = {}
-        for m in _members(order[k]):
-            for c_lo, c_hi, tgt in moves[m]:
-                for c in range(c_lo, c_hi + 1):
-                    targets[c] = targets.get(c, 0) | tgt
-        row = [DEAD] * n_cls
-        for c, t in targets.items():
-            j = index.get(t)
-            if j is None:
-                j = len(order)
-                if j >= max_states:
-                    raise LimitExceededError(
-                        "DFA size (states)", max_states, "Limits(max_dfa_states=...)"
-                    )
-                index[t] = j
-                order.append(t)
-            row[c] = j
-        rows.append(row)
-        k += 1
-    table = np.array(rows, dtype=np.int32).reshape(len(rows), n_cls)
-    accepting = np.array([bool(s & final_bit) for s in order], dtype=np.bool_)
-    return minimize(classes, table, accepting, n_calls)
-
-
-def _live_states(table: np.ndarray, accepting: np.ndarray) -> list[bool]:
-    """States from which an accepting state is reachable (reverse BFS over defined edges)."""
-    n = table.shape[0]
-    src, cls = np.nonzero(table >= 0)
-    dst = table[src, cls]
-    order = np.argsort(dst, kind="stable")
-    preds_flat = src[order].tolist()
-    ptr = np.searchsorted(dst[order], np.arange(n + 1)).tolist()
-    live = accepting.tolist()
-    stack = [s for s in range(n) if live[s]]
-    while stack:
-        t = stack.pop()
-        for s in preds_flat[ptr[t] : ptr[t + 1]]:
-            if not live[s]:
-                live[s] = True
-                stack.append(s)
-    return live
+        if status == subset.DONE:
+            break
+    has_final = np.nonzero(set_data[: set_ptr[cnt]] == nfa.final)[0]
+    accepting = np.zeros(cnt, dtype=np.bool_)
+    accepting[np.searchsorted(set_ptr[: cnt + 1], has_final, side="right") - 1] = True
+    return minimize(classes, rows[:cnt], accepting, n_calls)
 
 
 def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray, n_calls: int = 0) -> DFA:
     """Drop dead states, merge equivalent ones, renumber in BFS order from the start state."""
-    live = _live_states(table, accepting)
-    if not live[0]:
-        raise EmptyLanguageError("the pattern matches no string at all (its language is empty)")
-    live_arr = np.array(live, dtype=np.bool_)
-    table = np.where((table >= 0) & live_arr[np.maximum(table, 0)], table, DEAD)
-    from .minimize import equivalence_blocks  # numba loads on the first compile, not on import
+    from .minimize import equivalence_blocks, merge_columns, quotient, trim  # numba loads lazily
 
-    block_of = equivalence_blocks(table, accepting).tolist()
-    rows = table.tolist()
-    acc = accepting.tolist()
-    # Quotient automaton numbered in BFS order from the start state.
-    pos = {block_of[0]: 0}
-    order = [0]  # representative original state per new state
-    new_rows: list[list[int]] = []
-    k = 0
-    while k < len(order):
-        row = []
-        for t in rows[order[k]]:
-            if t < 0:
-                row.append(DEAD)
-                continue
-            b = block_of[t]
-            j = pos.get(b)
-            if j is None:
-                j = len(order)
-                pos[b] = j
-                order.append(t)
-            row.append(j)
-        new_rows.append(row)
-        k += 1
-    new_table = np.array(new_rows, dtype=np.int32).reshape(len(order), table.shape[1])
-    new_acc = np.array([acc[s] for s in order], dtype=np.bool_)
-    # Merge byte classes that now behave identically (first occurrence keeps the lower id).
-    col_ids: dict[bytes, int] = {}
-    keep: list[int] = []
-    col_of = np.empty(new_table.shape[1], dtype=np.int64)
-    for c, col in enumerate(np.ascontiguousarray(new_table.T)):
-        key = col.tobytes()
-        j = col_ids.get(key)
-        if j is None:
-            j = col_ids[key] = len(keep)
-            keep.append(c)
-        col_of[c] = j
-    merged = col_of[classes]
-    return DFA(merged[:256], new_table[:, keep], new_acc, merged[256:] if n_calls else None)
+    accepting = np.ascontiguousarray(accepting, dtype=np.bool_)
+    table, start_live = trim(np.ascontiguousarray(table, dtype=np.int32), accepting)
+    if not start_live:
+        raise EmptyLanguageError("the pattern matches no string at all (its language is empty)")
+    # Identical columns first (fewer transitions to refine), then those that merging states
+    # made identical; either way the first occurrence keeps the lower id.
+    col_of, keep = merge_columns(table)
+    table = np.ascontiguousarray(table[:, keep])
+    new_table, new_acc = quotient(table, equivalence_blocks(table, accepting), accepting)
+    col_of2, keep2 = merge_columns(new_table)
+    merged = col_of2[col_of[classes]]
+    return DFA(merged[:256], new_table[:, keep2], new_acc, merged[256:] if n_calls else None)

@@ -6,12 +6,35 @@ are Unicode code point ranges; the NFA builder turns them into UTF-8 byte ranges
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional, Union
+from dataclasses import dataclass, fields
+from typing import Any, Optional, TypeVar, Union
 
 from .charset import Ranges, normalize
 
+_T = TypeVar("_T")
 
+
+def _cached_hash(cls: type[_T]) -> type[_T]:
+    """Remember a node's hash: IR trees are cache keys (rule DFAs, shared rules) hashed over and
+    over, and the dataclass hash would walk the whole tree every time."""
+    names = tuple(f.name for f in fields(cls))
+
+    def __hash__(self: Any) -> int:
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((cls.__name__, *(getattr(self, n) for n in names)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self: Any) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # str hashes are per process
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    return cls
+
+
+@_cached_hash
 @dataclass(frozen=True)
 class Chars:
     """One character from a set of code point ranges (empty set: matches nothing)."""
@@ -19,16 +42,19 @@ class Chars:
     ranges: Ranges
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Concat:
     items: tuple["Node", ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Alt:
     items: tuple["Node", ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Repeat:
     """`item` repeated min..max times; max None means unbounded."""
@@ -91,6 +117,7 @@ class Embedded:
     dfa: object  # constrain.automata.dfa.DFA (untyped here to keep ir free of imports)
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class Graph:
     """A small automaton whose edges are sub-expressions: states 0..n_states-1, `start`, the
@@ -104,6 +131,7 @@ class Graph:
     edges: tuple[tuple[int, int, "Node"], ...]
 
 
+@_cached_hash
 @dataclass(frozen=True)
 class RuleRef:
     """A call of another rule of the same grammar (matched through the stack, see rules.py)."""

@@ -7,8 +7,10 @@ lowered to its UTF-8 byte-range sequences here, so all later stages see bytes on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
+from functools import lru_cache
 from typing import Optional
+
+import numpy as np
 
 from ..errors import GrammarError, LimitExceededError
 from . import ir
@@ -17,16 +19,34 @@ from .charset import utf8_sequences
 
 @dataclass
 class NFA:
-    """States 0..n-1; `start` and the single accepting state `final`."""
+    """States 0..n_states-1; `start` and the single accepting state `final`.
 
-    eps: list[list[int]] = field(default_factory=list)
-    edges: list[list[tuple[int, int, int]]] = field(default_factory=list)  # (lo, hi, target)
+    Edges are flat rows (source, lo, hi, target) and epsilon edges rows (source, target): Python
+    lists of ints while the builder adds them one at a time, array blocks for embedded DFAs,
+    so determinize gets plain arrays without a loop per edge."""
+
+    n_states: int = 0
+    edges: list[int] = field(default_factory=list)  # source, lo, hi, target, source, ...
+    eps: list[int] = field(default_factory=list)  # source, target, source, ...
+    edge_blocks: list[np.ndarray] = field(default_factory=list)  # (m, 4) int64
+    eps_blocks: list[np.ndarray] = field(default_factory=list)  # (m, 2) int64
     start: int = 0
     final: int = 0
 
-    @property
-    def n_states(self) -> int:
-        return len(self.eps)
+    def edge_array(self) -> np.ndarray:
+        """All edges as an (m, 4) int64 array."""
+        return np.concatenate([np.array(self.edges, dtype=np.int64).reshape(-1, 4), *self.edge_blocks])
+
+    def eps_array(self) -> np.ndarray:
+        """All epsilon edges as an (m, 2) int64 array."""
+        return np.concatenate([np.array(self.eps, dtype=np.int64).reshape(-1, 2), *self.eps_blocks])
+
+
+@lru_cache(maxsize=8192)
+def _sequences(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """UTF-8 byte-range sequences of a character set, shared by every NFA build (the same few
+    sets, string characters and key letters, recur in every schema)."""
+    return tuple(utf8_sequences(ranges))
 
 
 CALL_BASE = 256  # a call of rule k is the pseudo-byte CALL_BASE + k
@@ -37,31 +57,30 @@ class _Builder:
         self.nfa = NFA()
         self.max_states = max_states
         self.calls = calls or {}
-        self._chars_memo: dict[tuple, list[tuple[tuple[int, int], ...]]] = {}
 
-    def new(self) -> int:
-        if len(self.nfa.eps) >= self.max_states:
+    def new(self, count: int = 1) -> int:
+        """The first of `count` fresh consecutive states."""
+        first = self.nfa.n_states
+        if first + count > self.max_states:
             raise LimitExceededError(
                 "NFA size", self.max_states, "Limits(max_nfa_states=...) passed to Compiler"
             )
-        self.nfa.eps.append([])
-        self.nfa.edges.append([])
-        return len(self.nfa.eps) - 1
+        self.nfa.n_states = first + count
+        return first
+
+    def eps(self, u: int, v: int) -> None:
+        self.nfa.eps.extend((u, v))
 
     def frag(self, node: ir.Node, s: int) -> int:
         """Build `node` starting at state `s`; return its exit state. Never adds edges into `s`
         from inside the fragment, so fragments may share entry states."""
         if isinstance(node, ir.Chars):
             e = self.new()
-            seqs = self._chars_memo.get(node.ranges)
-            if seqs is None:
-                seqs = utf8_sequences(node.ranges)
-                self._chars_memo[node.ranges] = seqs
-            for seq in seqs:
+            for seq in _sequences(node.ranges):
                 cur = s
                 for k, (lo, hi) in enumerate(seq):
                     nxt = e if k == len(seq) - 1 else self.new()
-                    self.nfa.edges[cur].append((lo, hi, nxt))
+                    self.nfa.edges.extend((cur, lo, hi, nxt))
                     cur = nxt
             return e
         if isinstance(node, ir.Concat):
@@ -73,8 +92,8 @@ class _Builder:
             e = self.new()
             for item in node.items:
                 b = self.new()
-                self.nfa.eps[s].append(b)
-                self.nfa.eps[self.frag(item, b)].append(e)
+                self.eps(s, b)
+                self.eps(self.frag(item, b), e)
             return e
         if isinstance(node, ir.Repeat):
             cur = s
@@ -82,23 +101,23 @@ class _Builder:
                 cur = self.frag(node.item, cur)
             if node.max is None:
                 loop = self.new()
-                self.nfa.eps[cur].append(loop)
-                self.nfa.eps[self.frag(node.item, loop)].append(loop)
+                self.eps(cur, loop)
+                self.eps(self.frag(node.item, loop), loop)
                 return loop
             e = self.new()
             for _ in range(node.max - node.min):
-                self.nfa.eps[cur].append(e)
+                self.eps(cur, e)
                 b = self.new()
-                self.nfa.eps[cur].append(b)
+                self.eps(cur, b)
                 cur = self.frag(node.item, b)
-            self.nfa.eps[cur].append(e)
+            self.eps(cur, e)
             return e
         if isinstance(node, ir.RuleRef):
             k = self.calls.get(node.name)
             if k is None:
                 raise GrammarError(f"reference to unknown rule {node.name!r}")
             e = self.new()
-            self.nfa.edges[s].append((CALL_BASE + k, CALL_BASE + k, e))
+            self.nfa.edges.extend((s, CALL_BASE + k, CALL_BASE + k, e))
             return e
         if isinstance(node, ir.Embedded):
             return self._embed(node.dfa, s)
@@ -111,34 +130,27 @@ class _Builder:
         state and joined to its target by an epsilon edge."""
         e = self.new()
         states = [self.new() for _ in range(g.n_states)]
-        self.nfa.eps[s].append(states[g.start])
+        self.eps(s, states[g.start])
         for u, v, node in g.edges:
-            self.nfa.eps[self.frag(node, states[u])].append(states[v])
+            self.eps(self.frag(node, states[u]), states[v])
         for f in g.finals:
-            self.nfa.eps[states[f]].append(e)
+            self.eps(states[f], e)
         return e
 
     def _embed(self, dfa, s: int) -> int:
         """Copy a DFA in: one NFA state per DFA state, one byte-range edge per class interval."""
         e = self.new()
         # A fresh state for the DFA's start: its loops must not run into the shared entry `s`.
-        states = [self.new() for _ in range(dfa.n_states)]
-        self.nfa.eps[s].append(states[0])
-        classes = dfa.byte_classes.tolist()
-        intervals: list[tuple[int, int, int]] = []  # (lo, hi, class)
-        for b, c in enumerate(classes):
-            if intervals and intervals[-1][2] == c and intervals[-1][1] == b - 1:
-                intervals[-1] = (intervals[-1][0], b, c)
-            else:
-                intervals.append((b, b, c))
-        table = dfa.table.tolist()
-        for q, row in enumerate(table):
-            for lo, hi, c in intervals:
-                t = row[c]
-                if t >= 0:
-                    self.nfa.edges[states[q]].append((lo, hi, states[t]))
-            if dfa.accepting[q]:
-                self.nfa.eps[states[q]].append(e)
+        base = self.new(dfa.n_states)
+        self.eps(s, base)
+        bc = dfa.byte_classes
+        lo = np.flatnonzero(np.concatenate(([True], bc[1:] != bc[:-1])))
+        hi = np.concatenate((lo[1:] - 1, [255]))
+        targets = dfa.table[:, bc[lo]]
+        q, i = np.nonzero(targets >= 0)
+        self.nfa.edge_blocks.append(np.stack((base + q, lo[i], hi[i], base + targets[q, i]), axis=1).astype(np.int64))
+        acc = np.flatnonzero(dfa.accepting)
+        self.nfa.eps_blocks.append(np.stack((base + acc, np.full(len(acc), e)), axis=1).astype(np.int64))
         return e
 
 

@@ -93,18 +93,10 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         if unknown:
             raise GrammarError(f"rule {name!r}: reference to unknown rule {unknown[0]!r}")
         dfas.append(dfa)
-        rows = dfa.table.tolist()
-        cc = dfa.call_classes.tolist()
-        targets = [ids[c] for c in callees]
-        callee_ids.append(tuple(targets))
-        calls.append(tuple(
-            tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0)
-            for q in range(dfa.n_states)
-        ))
-    exits = tuple(
-        np.array([bool(calls[r][q]) or bool(dfas[r].accepting[q]) for q in range(dfas[r].n_states)], dtype=np.bool_)
-        for r in range(len(names))
-    )
+        targets = tuple(ids[c] for c in callees)
+        callee_ids.append(targets)
+        calls.append(_call_edges(dfa, targets))
+    exits = tuple(_exits(d, c) for d, c in zip(dfas, calls))
     rs = RuleSet(names, tuple(dfas), tuple(calls), ids[start], exits, tuple(callee_ids))
     productive = _productive(rs)
     if not productive[rs.start]:
@@ -135,18 +127,31 @@ def _prune(rs: RuleSet, productive: list[bool]) -> RuleSet:
         classes = np.concatenate([dfa.byte_classes, dfa.call_classes])
         new = minimize(classes, table, dfa.accepting, len(dfa.call_classes))
         dfas.append(new)
-        rows = new.table.tolist()
-        cc = new.call_classes.tolist()
-        targets = _callee_ids(rs, r)
-        calls.append(tuple(
-            tuple((targets[k], rows[q][c]) for k, c in enumerate(cc) if rows[q][c] >= 0 and productive[targets[k]])
-            for q in range(new.n_states)
-        ))
-    exits = tuple(
-        np.array([bool(calls[r][q]) or bool(dfas[r].accepting[q]) for q in range(dfas[r].n_states)], dtype=np.bool_)
-        for r in range(rs.n_rules)
-    )
+        calls.append(_call_edges(new, callees, productive))
+    exits = tuple(_exits(d, c) for d, c in zip(dfas, calls))
     return RuleSet(rs.names, tuple(dfas), tuple(calls), rs.start, exits, rs.callees)
+
+
+def _call_edges(dfa: DFA, targets: tuple[int, ...], productive: Optional[list[bool]] = None) -> tuple:
+    """Per state, the (callee, return state) of each defined call edge, in call-column order;
+    only the edges of productive callees when `productive` is given."""
+    calls: list[tuple] = [()] * dfa.n_states
+    if not targets:
+        return tuple(calls)
+    sub = dfa.table[:, dfa.call_classes]
+    qs, ks = np.nonzero(sub >= 0)  # row-major: by state, then by call column
+    per_state: dict[int, list[tuple[int, int]]] = {}
+    for q, k, t in zip(qs.tolist(), ks.tolist(), sub[qs, ks].tolist()):
+        if productive is None or productive[targets[k]]:
+            per_state.setdefault(q, []).append((targets[k], t))
+    for q, edges in per_state.items():
+        calls[q] = tuple(edges)
+    return tuple(calls)
+
+
+def _exits(dfa: DFA, calls: tuple) -> np.ndarray:
+    """Per state: can it call or return."""
+    return np.fromiter(map(bool, calls), dtype=np.bool_, count=dfa.n_states) | dfa.accepting
 
 
 def _callee_ids(rs: RuleSet, r: int) -> tuple[int, ...]:
@@ -155,10 +160,8 @@ def _callee_ids(rs: RuleSet, r: int) -> tuple[int, ...]:
 
 def _productive(rs: RuleSet) -> list[bool]:
     """Which rules derive at least one string (the others' calls are dead ends)."""
-    byte_succ = []
-    for dfa in rs.dfas:
-        cols = np.unique(dfa.byte_classes)
-        byte_succ.append([[t for t in set(row) if t >= 0] for row in dfa.table[:, cols].tolist()])
+    from .reach import reaches_accepting  # numba loads on the first compile, not on import
+
     productive = [False] * rs.n_rules
     changed = True
     while changed:
@@ -167,16 +170,11 @@ def _productive(rs: RuleSet) -> list[bool]:
             if productive[r]:
                 continue
             # Reachability from the start over bytes and calls of productive rules.
-            seen, todo = {0}, [0]
-            while todo:
-                q = todo.pop()
-                if dfa.accepting[q]:
-                    productive[r] = changed = True
-                    break
-                for t in byte_succ[r][q] + [t for k, t in rs.calls[r][q] if productive[k]]:
-                    if t not in seen:
-                        seen.add(t)
-                        todo.append(t)
+            allowed = np.zeros(dfa.n_classes, dtype=np.bool_)
+            allowed[dfa.byte_classes] = True
+            allowed[[c for c, k in zip(dfa.call_classes.tolist(), rs.callees[r]) if productive[k]]] = True
+            if reaches_accepting(dfa.table, dfa.accepting, allowed):
+                productive[r] = changed = True
     return productive
 
 

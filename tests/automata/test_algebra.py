@@ -83,3 +83,33 @@ def test_bounded_repeat_counts_characters(lo, hi, s):
     n = len(s)
     expected = '"' not in s and lo <= n and (hi is None or n <= hi)
     assert _in(dfa, chars) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(PAIRS + [(r"[a-c]*", r"a*b?"), (r"(ab|ba)*", r"[ab]{0,4}")]), st.booleans())
+def test_product_matches_a_naive_product(forms, pair, keep_b_dead):
+    """The numba product equals a product over single bytes built with dicts of pairs."""
+    minimal_form, dfa_form = forms
+    a, b = regex_to_dfa(pair[0]), regex_to_dfa(pair[1])
+    ta, tb = a.table[:, a.byte_classes].tolist(), b.table[:, b.byte_classes].tolist()
+    index = {(0, 0): 0}
+    order = [(0, 0)]
+    rows = []
+    for qa, qb in order:
+        row = []
+        for byte in range(256):
+            na, nb = ta[qa][byte], tb[qb][byte] if qb >= 0 else -1
+            if na < 0 or (nb < 0 and not keep_b_dead):
+                row.append(-1)
+                continue
+            row.append(index.setdefault((na, nb), len(order)))
+            if row[-1] == len(order):
+                order.append((na, nb))
+        rows.append(row)
+    acc = [bool(a.accepting[qa]) and (qb >= 0 and bool(b.accepting[qb])) != keep_b_dead for qa, qb in order]
+    expected = minimal_form(rows, acc)
+    op = difference if keep_b_dead else intersect
+    try:
+        assert dfa_form(op(a, b)) == expected
+    except GrammarError:
+        assert expected == ((), ())

@@ -1,0 +1,184 @@
+"""Subset construction in numba over an NFA in CSR form.
+
+A DFA state is the sorted array of the *important* NFA states (those with byte edges, and the
+final one) in an epsilon closure; sets live in one flat growable array and are found again by
+an open-addressing hash. Resumable in chunks (all state is in the arrays passed in and
+returned) so the caller can check the time limit between chunks. Indices are validated by
+construction: NFA state ids come from `NFA` lists (0..n-1), class ids from the caller's
+`_byte_classes` (0..n_cls-1).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+DONE, PAUSED, TOO_MANY = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _closure(seeds, eps_ptr, eps_dst, important, stamp, tag, stack, out):
+    """Writes the sorted important states epsilon-reachable from `seeds` to `out`; returns
+    their number. `stamp[s] == tag` marks states already visited in this call."""
+    top = 0
+    m = 0
+    for s in seeds:
+        if stamp[s] != tag:
+            stamp[s] = tag
+            stack[top] = s
+            top += 1
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        if important[u]:
+            out[m] = u
+            m += 1
+        for e in range(eps_ptr[u], eps_ptr[u + 1]):
+            v = eps_dst[e]
+            if stamp[v] != tag:
+                stamp[v] = tag
+                stack[top] = v
+                top += 1
+    out[:m].sort()
+    return m
+
+
+@numba.njit(cache=True, nogil=True)
+def _hash(members):
+    h = np.int64(len(members))
+    for s in members:
+        h = h * 1000003 + s
+    return h
+
+
+@numba.njit(cache=True, nogil=True)
+def _find(slots, set_ptr, set_data, members, h):
+    """Slot holding the set `members` (hash `h`), or the empty slot where it belongs."""
+    mask = slots.shape[0] - 1
+    i = (h ^ (h >> 29)) & mask
+    m = len(members)
+    while slots[i, 1] >= 0:
+        if slots[i, 0] == h:
+            j = slots[i, 1]
+            lo = set_ptr[j]
+            if set_ptr[j + 1] - lo == m and (set_data[lo : lo + m] == members).all():
+                return i
+        i = (i + 1) & mask
+    return i
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow(rows, set_ptr, set_data, slots, cnt, extra):
+    """Room for one more row and `extra` more members; slots at most half full."""
+    if cnt + 1 >= rows.shape[0]:
+        bigger = np.full((rows.shape[0] * 2, rows.shape[1]), -1, dtype=np.int32)
+        bigger[: rows.shape[0]] = rows
+        rows = bigger
+        ptr = np.zeros(rows.shape[0] + 1, dtype=np.int64)
+        ptr[: set_ptr.shape[0]] = set_ptr
+        set_ptr = ptr
+    need = set_ptr[cnt] + extra
+    if need > set_data.shape[0]:
+        data = np.empty(max(need, 2 * set_data.shape[0]), dtype=np.int64)
+        data[: set_data.shape[0]] = set_data
+        set_data = data
+    if 2 * (cnt + 1) > slots.shape[0]:
+        bigger_slots = np.full((slots.shape[0] * 2, 2), -1, dtype=np.int64)
+        mask = bigger_slots.shape[0] - 1
+        for i in range(slots.shape[0]):
+            if slots[i, 1] >= 0:
+                j = (slots[i, 0] ^ (slots[i, 0] >> 29)) & mask
+                while bigger_slots[j, 1] >= 0:
+                    j = (j + 1) & mask
+                bigger_slots[j, 0] = slots[i, 0]
+                bigger_slots[j, 1] = slots[i, 1]
+        slots = bigger_slots
+    return rows, set_ptr, set_data, slots
+
+
+@numba.njit(cache=True, nogil=True)
+def start(n_cls, start_state, eps_ptr, eps_dst, important):
+    """Initial arrays (rows, set_ptr, set_data, slots, stamp) holding the start state's set."""
+    n = important.shape[0]
+    rows = np.full((64, n_cls), -1, dtype=np.int32)
+    set_ptr = np.zeros(65, dtype=np.int64)
+    set_data = np.empty(max(n, 64), dtype=np.int64)
+    slots = np.full((256, 2), -1, dtype=np.int64)  # (hash, state id)
+    stamp = np.zeros(n, dtype=np.int64)
+    stack = np.empty(n, dtype=np.int64)
+    seeds = np.full(1, start_state, dtype=np.int64)
+    m = _closure(seeds, eps_ptr, eps_dst, important, stamp, 1, stack, set_data)
+    set_ptr[1] = m
+    i = _find(slots, set_ptr, set_data, set_data[:m], _hash(set_data[:m]))
+    slots[i, 0] = _hash(set_data[:m])
+    slots[i, 1] = 0
+    return rows, set_ptr, set_data, slots, stamp
+
+
+@numba.njit(cache=True, nogil=True)
+def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_ptr, set_data, slots, stamp, k, cnt, k_stop, max_states):
+    """Fill rows k.. until every DFA state is expanded (DONE), row `k_stop` is reached
+    (PAUSED), or a new state would be number `max_states` (TOO_MANY).
+    Returns (rows, set_ptr, set_data, slots, k, cnt, status)."""
+    n = important.shape[0]
+    n_cls = rows.shape[1]
+    stack = np.empty(n, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    cls_ptr = np.empty(n_cls + 1, dtype=np.int64)
+    fill = np.empty(n_cls, dtype=np.int64)
+    seeds = np.empty(64, dtype=np.int64)
+    tag = stamp.max()
+    while k < cnt:
+        if k >= k_stop:
+            return rows, set_ptr, set_data, slots, k, cnt, PAUSED
+        # Edge targets bucketed by class (counting sort), in member and edge order.
+        lo, hi = set_ptr[k], set_ptr[k + 1]
+        cls_ptr[:] = 0
+        for i in range(lo, hi):
+            s = set_data[i]
+            for e in range(e_ptr[s], e_ptr[s + 1]):
+                for c in range(e_clo[e], e_chi[e] + 1):
+                    cls_ptr[c + 1] += 1
+        for c in range(n_cls):
+            cls_ptr[c + 1] += cls_ptr[c]
+        if cls_ptr[n_cls] > seeds.shape[0]:
+            seeds = np.empty(2 * cls_ptr[n_cls], dtype=np.int64)
+        fill[:] = cls_ptr[:-1]
+        for i in range(lo, hi):
+            s = set_data[i]
+            for e in range(e_ptr[s], e_ptr[s + 1]):
+                for c in range(e_clo[e], e_chi[e] + 1):
+                    seeds[fill[c]] = e_dst[e]
+                    fill[c] += 1
+        prev = -1  # last class with targets: the same seeds give the same state
+        for c in range(n_cls):
+            a, b = cls_ptr[c], cls_ptr[c + 1]
+            if a == b:
+                continue
+            if prev >= 0 and cls_ptr[prev + 1] - cls_ptr[prev] == b - a:
+                if (seeds[cls_ptr[prev] : cls_ptr[prev + 1]] == seeds[a:b]).all():
+                    rows[k, c] = rows[k, prev]
+                    prev = c
+                    continue
+            prev = c
+            tag += 1
+            m = _closure(seeds[a:b], eps_ptr, eps_dst, important, stamp, tag, stack, out)
+            members = out[:m]
+            h = _hash(members)
+            i = _find(slots, set_ptr, set_data, members, h)
+            j = slots[i, 1]
+            if j < 0:
+                if cnt >= max_states:
+                    return rows, set_ptr, set_data, slots, k, cnt, TOO_MANY
+                rows, set_ptr, set_data, slots = _grow(rows, set_ptr, set_data, slots, cnt, m)
+                i = _find(slots, set_ptr, set_data, members, h)
+                j = cnt
+                base = set_ptr[cnt]
+                set_data[base : base + m] = members
+                set_ptr[cnt + 1] = base + m
+                slots[i, 0] = h
+                slots[i, 1] = j
+                cnt += 1
+            rows[k, c] = j
+        k += 1
+    return rows, set_ptr, set_data, slots, k, cnt, DONE
