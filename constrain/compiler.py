@@ -101,7 +101,7 @@ class Compiler:
                 rule_set = compile_rules(rules, start, self.limits)
             except GrammarError as exc:
                 if "accepts no document" in str(exc):
-                    raise UnsatisfiableSchemaError("the schema is unsatisfiable: no JSON document is valid under it") from None
+                    raise UnsatisfiableSchemaError(_unsatisfiable_message(exc, translator.pointer_of)) from None
                 raise
             automaton = StackTokenAutomaton(rule_set, self.index)
             return CompiledGrammar(
@@ -167,3 +167,16 @@ def clear_cache(disk: bool = False) -> None:
     """Empty the in-memory caches of every live Compiler (and their disk caches with `disk=True`)."""
     for compiler in list(_LIVE):
         compiler.clear_cache(disk=disk)
+
+
+def _unsatisfiable_message(exc: Exception, pointer_of: dict[str, str]) -> str:
+    """Name the sub-schemas that admit no value (deepest first): one of them is the cause."""
+    empty = sorted(
+        {pointer_of[n] for n in getattr(exc, "empty_rules", ()) if n in pointer_of and pointer_of[n] != "#"},
+        key=lambda p: (-p.count("/"), p),
+    )
+    message = "the schema is unsatisfiable: no JSON document is valid under it"
+    if empty:
+        shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        message += f"; sub-schemas that admit no value: {shown}"
+    return message

@@ -100,7 +100,9 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
     rs = RuleSet(names, tuple(dfas), tuple(calls), ids[start], exits, tuple(callee_ids))
     productive = _productive(rs)
     if not productive[rs.start]:
-        raise GrammarError("the grammar accepts no document at all (its start rule derives nothing)")
+        exc = GrammarError("the grammar accepts no document at all (its start rule derives nothing)")
+        exc.empty_rules = tuple(name for name, ok in zip(rs.names, productive) if not ok)  # type: ignore[attr-defined]
+        raise exc
     if not all(productive):
         rs = _prune(rs, productive)
     _check_no_left_recursion(rs)

@@ -280,6 +280,10 @@ def test_errors_name_the_pointer(compiler):
     )
     with pytest.raises(UnsatisfiableSchemaError):
         compiler.compile_json_schema({"allOf": [{"type": "string"}, {"not": {"type": "string"}}]})
+    with pytest.raises(UnsatisfiableSchemaError, match="admit no value: #/properties/a"):  # contradictory bounds
+        compiler.compile_json_schema(
+            {"type": "object", "properties": {"a": {"type": "integer", "minimum": 5, "maximum": 3}}, "required": ["a"]}
+        )
 
 
 def test_property_order_any_and_forbid(compiler):

@@ -41,6 +41,7 @@ class Translator:
         self._alive: list[Any] = []  # the sub-schemas of rule_of, kept alive so ids stay unique
         self._originals: Optional[set[int]] = None
         self._shared: dict[Any, str] = {}
+        self.pointer_of: dict[str, str] = {}  # rule name -> where its schema is
         self.relaxations: list[str] = []
         self.annotations: list[str] = []
         self._any: Optional[ir.RuleRef] = None
@@ -63,6 +64,7 @@ class Translator:
         if name is None:
             name = f"s{len(self.rule_of)}"
             self.rule_of[key] = name
+            self.pointer_of[name] = pointer
             self._alive.append(schema)
             self.rules[name] = ir.NOTHING  # placeholder while translating (recursion)
             self.rules[name] = self.value(schema, pointer)
