@@ -76,6 +76,18 @@ def integer_range(lo: Optional[int], hi: Optional[int]) -> ir.Node:
     return ir.alt(*parts)
 
 
+def _number_classes():
+    """Byte classes of the divisibility automata: 0 other, 1 "-", 2..11 the digits, 12 "."."""
+    import numpy as np
+
+    classes = np.zeros(256, dtype=np.int32)
+    classes[ord("-")] = 1
+    for digit in range(10):
+        classes[ord("0") + digit] = 2 + digit
+    classes[ord(".")] = 12
+    return classes
+
+
 def multiple_of(k: int):
     """DFA of the JSON integers divisible by k (k >= 1), decimal remainders as states; an
     all-zero fraction (`14.0`) is allowed, as JSON Schema counts 14.0 as an integer."""
@@ -88,11 +100,7 @@ def multiple_of(k: int):
     # States: 0 start, 1 after "-", 2 "0", 3 "-0", 4 after ".", 5 zeros after ".",
     # 6.. 6+k-1 remainder r of a number without leading zero.
     n = 6 + k
-    classes = np.zeros(256, dtype=np.int32)  # class 0: every other byte
-    classes[ord("-")] = 1
-    for d in range(10):
-        classes[ord("0") + d] = 2 + d
-    classes[ord(".")] = 12
+    classes = _number_classes()
     table = np.full((n, 13), -1, dtype=np.int32)
     table[0, 1] = 1
     table[0, 2] = 2
@@ -128,11 +136,7 @@ def decimal_multiple_of(m: int, d: int):
     DOT = INT + m  # DOT + r: after "." with remainder r
     FRAC = DOT + m  # FRAC + (j - 1) * m + r: j fraction digits read, remainder r
     n = FRAC + d * m
-    classes = np.zeros(256, dtype=np.int32)  # class 0: every other byte
-    classes[ord("-")] = 1
-    for digit in range(10):
-        classes[ord("0") + digit] = 2 + digit
-    classes[ord(".")] = 12
+    classes = _number_classes()
     table = np.full((n, 13), -1, dtype=np.int32)
     accepting = np.zeros(n, dtype=np.bool_)
     table[START, 1] = MINUS

@@ -11,9 +11,10 @@ import itertools
 from typing import TYPE_CHECKING, Any, Optional
 
 from ...automata import ir
-from ...errors import SchemaError, UnsupportedSchemaError
+from ...errors import UnsupportedSchemaError
 from . import containers
 from .combinators import contains_list
+from .keywords import count_keyword
 from .literals import json_equal, json_literal
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -25,14 +26,14 @@ MAX_CONTAINS = 3
 
 def array_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     prefix, prefix_ptr, rest, rest_ptr = _positions(schema, pointer)
-    lo = _count(schema, "minItems", pointer, 0)
-    hi = _count(schema, "maxItems", pointer, None)
+    lo = count_keyword(schema, "minItems", pointer, 0)
+    hi = count_keyword(schema, "maxItems", pointer, None)
     if rest is False:
         hi = len(prefix) if hi is None else min(hi, len(prefix))
     if hi is not None and hi < lo:
         return ir.NOTHING
     for key in ("minContains", "maxContains"):
-        _count(schema, key, pointer, None)  # (validated)
+        count_keyword(schema, key, pointer, None)  # (validated)
     # (at least zero matches and no maximum: always true)
     entries = [e for e in contains_list(schema, tr.legacy_refs) if e[1] > 0 or e[2] is not None]
     unique = schema.get("uniqueItems") is True and (hi is None or hi > 1)
@@ -57,15 +58,6 @@ def _positions(schema: dict, pointer: str) -> tuple[list, str, Any, str]:
     if isinstance(items, list):  # drafts before 2020-12: a tuple
         return list(items), f"{pointer}/items", schema.get("additionalItems", True), f"{pointer}/additionalItems"
     return [], "", items, f"{pointer}/items"
-
-
-def _count(schema: dict, key: str, pointer: str, default: Optional[int]) -> Optional[int]:
-    value = schema.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or not float(value).is_integer():
-        raise SchemaError(f"{key} must be a non-negative integer", f"{pointer}/{key}")
-    return int(value)
 
 
 def _counting(

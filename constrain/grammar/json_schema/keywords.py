@@ -55,6 +55,18 @@ INTERNAL = (
 )
 
 
+def count_keyword(schema: dict, key: str, pointer: str, default: "int | None") -> "int | None":
+    """A keyword whose value is a non-negative integer (minLength, maxItems, ...)."""
+    from ...errors import SchemaError
+
+    value = schema.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or not float(value).is_integer():
+        raise SchemaError(f"{key} must be a non-negative integer", f"{pointer}/{key}")
+    return int(value)
+
+
 def escape_key(key: str) -> str:
     """A property name as a JSON pointer token (RFC 6901)."""
     return key.replace("~", "~0").replace("/", "~1")

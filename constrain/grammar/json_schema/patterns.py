@@ -71,32 +71,8 @@ def pattern_dfa(pattern: str, pointer: str, wrap: Wrap = lambda n: n) -> DFA:
     return dfa
 
 
-def _top_level_parts(pattern: str) -> list[str]:
-    """The pattern split at `|` outside groups and classes."""
-    parts, depth, i, in_class, start = [], 0, 0, False, 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    parts.append(pattern[start:])
-    return parts
-
-
-def _group_end(text: str) -> int:
-    """Index of the `)` closing the group that opens text (-1 if none)."""
+def _structure(text: str):
+    """(index, char, group depth after it) of every unescaped char outside character classes."""
     depth, i, in_class = 0, 0, False
     while i < len(text):
         c = text[i]
@@ -107,11 +83,19 @@ def _group_end(text: str) -> int:
             in_class = c != "]"
         elif c == "[":
             in_class = True
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            depth += (c == "(") - (c == ")")
+            yield i, c, depth
         i += 1
-    return -1
+
+
+def _top_level_parts(pattern: str) -> list[str]:
+    """The pattern split at `|` outside groups and classes."""
+    cuts = [i for i, c, depth in _structure(pattern) if c == "|" and depth == 0]
+    bounds = [-1, *cuts, len(pattern)]
+    return [pattern[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _group_end(text: str) -> int:
+    """Index of the `)` closing the group that opens text (-1 if none)."""
+    return next((i for i, c, depth in _structure(text) if c == ")" and depth == 0), -1)

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ...automata import DFA, compile_ir, ir, parse_regex
 from ...automata.algebra import difference, intersect
-from ...errors import EmptyLanguageError, SchemaError
+from ...errors import EmptyLanguageError
 from . import lexical
 from .formats import FORMATS
-from .keywords import NOT_ENUM, NOT_FORMATS, NOT_PATTERNS, PATTERNS
+from .keywords import NOT_ENUM, NOT_FORMATS, NOT_PATTERNS, PATTERNS, count_keyword
 from .patterns import pattern_dfa
 from .validation import unenforced_format_note
 
@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     """The quoted JSON strings valid under the string keywords of `schema`."""
-    lo = _length(schema, "minLength", pointer, 0)
-    hi = _length(schema, "maxLength", pointer, None)
+    lo = count_keyword(schema, "minLength", pointer, 0)
+    hi = count_keyword(schema, "maxLength", pointer, None)
     if hi is not None and hi < lo:
         return ir.NOTHING
     patterns = ([schema["pattern"]] if "pattern" in schema else []) + list(schema.get(PATTERNS, []))
@@ -100,15 +100,6 @@ def _canonical(node: ir.Node) -> ir.Node:
 
 def _format_dfa(fmt: str) -> DFA:
     return compile_ir(lexical.encode(parse_regex(FORMATS[fmt]), canonical=True))
-
-
-def _length(schema: dict, key: str, pointer: str, default: Optional[int]) -> Optional[int]:
-    value = schema.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 or not float(value).is_integer():
-        raise SchemaError(f"{key} must be a non-negative integer", f"{pointer}/{key}")
-    return int(value)
 
 
 def key_language(tr: "Translator", schema: Any, pointer: str) -> Optional[DFA]:
