@@ -82,6 +82,11 @@ class DFA:
     def is_accepting(self, state: int) -> bool:
         return bool(self.accepting[state])
 
+    def accepts(self, data: bytes) -> bool:
+        """Is `data`, read from the start state, in the language?"""
+        state = self.walk(0, data)
+        return state >= 0 and bool(self.accepting[state])
+
     def forced_bytes(self, state: int) -> bytes:
         """Bytes every continuation from `state` must start with (stops where the DFA may end)."""
         cached = self._forced.get(state)

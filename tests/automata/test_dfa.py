@@ -167,3 +167,10 @@ def test_determinize_and_minimize_match_a_naive_construction(forms, pattern):
         return
     assert dfa_form(dfa) == expected
     assert dfa.n_states == len(expected[0])  # already minimal
+
+
+def test_accepts_reads_from_the_start_state():
+    from constrain.automata import regex_to_dfa
+
+    dfa = regex_to_dfa("ab+")
+    assert dfa.accepts(b"abb") and not dfa.accepts(b"a") and not dfa.accepts(b"abc") and not dfa.accepts(b"")

@@ -22,9 +22,12 @@ MAX_DEPTH = 4
 
 
 def branches_disjoint(branches: list, tr: "Translator", context: Any = True) -> bool:
-    """No value valid under `context` (the oneOf's sibling keywords) matches two branches."""
-    from .combinators import merge
+    """No value valid under `context` (the oneOf's sibling keywords) matches two branches.
+    The cheap proof by types and constants first; then the plain alternatives pair by pair."""
+    from .combinators import disjoint, merge
 
+    if disjoint(branches, tr):
+        return True
     try:
         alts = [[m for a in _alternatives(b, tr) if (m := merge(context, a, "#", tr)) is not False] for b in branches]
     except ConstrainError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
-from .combinators import both, contains_list, disjoint, merge, positional, real_items
+from .combinators import both, contains_list, merge, positional, real_items
 from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, KEY_RULES, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
 from .disjointness import branches_disjoint
 from .negation import negate
@@ -183,7 +183,7 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
     if key == "oneOf":
         branches = _list(value, ptr)
         context = {k: v for k, v in schema.items() if k not in APPLICATORS and k not in UNEVALUATED and k != "$ref"}
-        if disjoint(branches, tr) or branches_disjoint(branches, tr, context):
+        if branches_disjoint(branches, tr, context):
             return _union([alternatives(b, f"{ptr}/{i}", tr, depth) for i, b in enumerate(branches)], ptr)
         exact = [
             {"allOf": [b] + [{"not": c} for j, c in enumerate(branches) if j != i]} for i, b in enumerate(branches)

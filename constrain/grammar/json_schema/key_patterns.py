@@ -27,12 +27,7 @@ class KeyPatterns:
 
     def matching(self, key: str) -> list[str]:
         data = key.encode("utf-8", "surrogatepass")
-        out = []
-        for p, dfa in zip(self.patterns, self.decoded):
-            q = dfa.walk(0, data)
-            if q >= 0 and dfa.is_accepting(q):
-                out.append(p)
-        return out
+        return [p for p, dfa in zip(self.patterns, self.decoded) if dfa.accepts(data)]
 
     def regions(self, named: list[str]) -> list[tuple[ir.Node, list[str]]]:
         """(keys, the patterns they match) for the other keys that match at least one pattern."""

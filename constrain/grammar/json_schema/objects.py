@@ -12,7 +12,7 @@ from .key_patterns import KeyPatterns, quoted_spellings
 from .keywords import KEY_RULES, SOME_OTHER_KEY, escape_key
 from .presence import keys_of, rules_hold
 from .patterns import pattern_dfa
-from .strings import canonical_key, dfa_accepts, key_language
+from .strings import canonical_key, key_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
@@ -52,7 +52,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
 
     members: list[containers.Member] = []
     for key in list(props) + [k for k in required if k not in props] + [k for k in tracked if k not in props and k not in required]:
-        if allowed_keys is None or not dfa_accepts(allowed_keys, canonical_key(key)):
+        if allowed_keys is None or not allowed_keys.accepts(canonical_key(key)):
             if key in required:
                 return ir.NOTHING  # a required key that propertyNames forbids
             continue
@@ -134,7 +134,7 @@ class Witness:
         self.inside: Optional[DFA] = _try_dfa(ir.alt(*inside)) if inside else None  # keys that do not count
 
     def counts_key(self, key: str) -> bool:
-        return key not in self.names and not any(dfa_accepts(d, key.encode("utf-8", "surrogatepass")) for d in self.patterns)
+        return key not in self.names and not any(d.accepts(key.encode("utf-8", "surrogatepass")) for d in self.patterns)
 
 
 def _split_by_witnesses(region: ir.Node, witnesses: list[Witness]) -> list[tuple[ir.Node, int]]:

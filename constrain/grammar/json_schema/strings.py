@@ -129,8 +129,3 @@ def canonical_key(key: str) -> bytes:
     import json
 
     return json.dumps(key, ensure_ascii=False).encode("utf-8", "surrogatepass")
-
-
-def dfa_accepts(dfa: DFA, data: bytes) -> bool:
-    q = dfa.walk(0, data)
-    return q >= 0 and bool(dfa.is_accepting(q))

@@ -17,7 +17,6 @@ from ...errors import SchemaError, UnsupportedSchemaError
 from . import lexical
 from .any_value import json_value_rules
 from .arrays import array_node
-from .combinators import disjoint
 from .disjointness import branches_disjoint
 from .dnf import alternatives, has_applicators
 from .keywords import ALL_TYPES, ANNOTATIONS, KNOWN_UNSUPPORTED, NON_INTEGER
@@ -163,7 +162,7 @@ class Translator:
             # A plain union: each branch its own shared rule (recursion stays on the stack).
             key = siblings[0]
             branches = schema[key]
-            if isinstance(branches, list) and (key == "anyOf" or disjoint(branches, self) or branches_disjoint(branches, self)):
+            if isinstance(branches, list) and (key == "anyOf" or branches_disjoint(branches, self)):
                 return ir.alt(*(self.rule(f"{pointer}/{key}/{i}", b) for i, b in enumerate(branches)))
         if "$ref" in schema or has_applicators(schema):
             return ir.alt(*(self.plain(alt, pointer) for alt in alternatives(schema, pointer, self)))

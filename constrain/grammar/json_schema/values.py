@@ -63,11 +63,11 @@ def _internal_ok(value: Any, schema: dict) -> bool:
         return False
     if isinstance(value, str):
         data = value.encode("utf-8", "surrogatepass")
-        if not all(_matches(_pattern_dfa(p), data) for p in schema.get(PATTERNS, ())):
+        if not all(_pattern_dfa(p).accepts(data) for p in schema.get(PATTERNS, ())):
             return False
-        if any(_matches(_pattern_dfa(p), data) for p in schema.get(NOT_PATTERNS, ())):
+        if any(_pattern_dfa(p).accepts(data) for p in schema.get(NOT_PATTERNS, ())):
             return False
-        if any(f in FORMATS and _matches(_format_dfa(f), data) for f in schema.get(NOT_FORMATS, ())):
+        if any(f in FORMATS and _format_dfa(f).accepts(data) for f in schema.get(NOT_FORMATS, ())):
             return False
     if isinstance(value, dict):
         if not rules_hold(schema.get(KEY_RULES, ()), set(value)):
@@ -79,11 +79,6 @@ def _internal_ok(value: Any, schema: dict) -> bool:
         if integral and any(int(value) % int(k) == 0 for k in schema.get(NOT_MULTIPLE_OF, ())):
             return False
     return True
-
-
-def _matches(dfa: DFA, data: bytes) -> bool:
-    q = dfa.walk(0, data)
-    return q >= 0 and bool(dfa.is_accepting(q))
 
 
 @lru_cache(maxsize=256)
