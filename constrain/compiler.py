@@ -103,7 +103,9 @@ class Compiler:
                 if "accepts no document" in str(exc):
                     raise UnsatisfiableSchemaError(_unsatisfiable_message(exc, translator.pointer_of)) from None
                 raise
-            automaton = StackTokenAutomaton(rule_set, self.index)
+            automaton: Any = StackTokenAutomaton(rule_set, self.index)
+            if translator.distinct:
+                automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)
             return CompiledGrammar(
                 "json_schema", source, options.key(), self.vocab, automaton,
                 tuple(translator.relaxations), tuple(translator.annotations),
@@ -180,3 +182,13 @@ def _unsatisfiable_message(exc: Exception, pointer_of: dict[str, str]) -> str:
         shown = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
         message += f"; sub-schemas that admit no value: {shown}"
     return message
+
+
+def distinct_items(automaton: Any, rule_set: Any, names: list[str], vocab: Vocabulary) -> Any:
+    """The JSON Schema automaton with `uniqueItems` kept by the matcher: items of the rules
+    `names` compare as JSON values."""
+    from .grammar.json_schema.literals import string_prefix, text_key
+    from .index.distinct_calls import DistinctCallsAutomaton
+
+    ids = [rule_set.names.index(name) for name in names]
+    return DistinctCallsAutomaton(automaton, ids, text_key, string_prefix, vocab.token_bytes, vocab.special_ids)

@@ -1,13 +1,15 @@
-"""Arrays: positional items, counts, `contains` with min/maxContains, and `uniqueItems` where the
-items come from a small finite set of values.
+"""Arrays: positional items, counts, `contains` with min/maxContains, and `uniqueItems`.
 
 `contains` splits each item in two: it matches the contained schema or its complement; a Graph
-counts the matches. `uniqueItems` tracks which of the k possible values were used (2^k states).
+counts the matches. `uniqueItems` over a small finite set of values tracks which of the k values
+were used (2^k states); over an open set the array becomes a rule whose items the matcher keeps
+distinct (constrain/index/distinct_calls.py).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from typing import TYPE_CHECKING, Any, Optional
 
 from ...automata import ir
@@ -37,17 +39,19 @@ def array_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     # (at least zero matches and no maximum: always true)
     entries = [e for e in contains_list(schema, tr.legacy_refs) if e[1] > 0 or e[2] is not None]
     unique = schema.get("uniqueItems") is True and (hi is None or hi > 1)
-    if entries:
-        if unique:
-            tr.unsupported("uniqueItems", f"{pointer}/uniqueItems", "together with contains")
-        return _counting(tr, pointer, prefix, rest, lo, hi, entries)
-    if unique:
+    if unique and not entries:
         node = _unique(tr, pointer, prefix, rest, lo, hi)
         if node is not None:
             return node
-    prefix_nodes = [tr.rule(f"{prefix_ptr}/{i}", s) for i, s in enumerate(prefix)]
-    rest_node: Optional[ir.Node] = None if rest is False else tr.rule(rest_ptr, rest)
-    return containers.array(prefix_nodes, rest_node, lo, hi, tr.ws)
+    if entries:
+        node = _counting(tr, pointer, prefix, rest, lo, hi, entries)
+    else:
+        prefix_nodes = [tr.rule(f"{prefix_ptr}/{i}", s) for i, s in enumerate(prefix)]
+        rest_node: Optional[ir.Node] = None if rest is False else tr.rule(rest_ptr, rest)
+        node = containers.array(prefix_nodes, rest_node, lo, hi, tr.ws)
+    # Items from an open set: the array's own rule calls only its items, and the matcher keeps
+    # each array's items distinct (constrain/index/distinct_calls.py).
+    return tr.distinct_items(node) if unique else node
 
 
 def _positions(schema: dict, pointer: str) -> tuple[list, str, Any, str]:
@@ -117,16 +121,13 @@ def _counting(
 
 
 def _unique(tr: "Translator", pointer: str, prefix: list, rest: Any, lo: int, hi: Optional[int]) -> Optional[ir.Node]:
-    """uniqueItems over a finite set of item values: a Graph over (position up to the end of
-    the prefix, the set of values used so far)."""
-    ptr = f"{pointer}/uniqueItems"
-    why = f"only for items from at most {MAX_UNIQUE_VALUES} known values"
+    """uniqueItems over a small finite set of item values: a Graph over (position up to the end
+    of the prefix, the set of values used so far). None where the values are not few and known."""
     universe: list = []
     allowed: list[list[int]] = []  # per position 0..p (p: every later position)
     for i, sub in enumerate(prefix + [rest]):
         values = [] if sub is False else finite_values(tr, sub, f"{pointer}/items")
         if values is None:
-            tr.unsupported("uniqueItems", ptr, why)
             return None
         idx = []
         for v in values:
@@ -140,7 +141,6 @@ def _unique(tr: "Translator", pointer: str, prefix: list, rest: Any, lo: int, hi
     p = len(prefix)
     n_states = (p + 1) << k
     if k > MAX_UNIQUE_VALUES or n_states > tr.opts.max_item_states:
-        tr.unsupported("uniqueItems", ptr, why)
         return None
     literals = [json_literal(v) for v in universe]
     comma = ir.concat(tr.ws, ir.literal(","), tr.ws)
@@ -166,7 +166,8 @@ def _unique(tr: "Translator", pointer: str, prefix: list, rest: Any, lo: int, hi
 
 
 def finite_values(tr: "Translator", schema: Any, pointer: str) -> Optional[list]:
-    """The values `schema` allows if they are few and known (enum/const, booleans, null)."""
+    """The values `schema` allows if they are few and known (enum/const, booleans, null,
+    integers between close bounds)."""
     from .dnf import alternatives
 
     out: list = []
@@ -181,12 +182,35 @@ def finite_values(tr: "Translator", schema: Any, pointer: str) -> Optional[list]
             if types is None:
                 return None
             types = {types} if isinstance(types, str) else set(types)
-            if not types <= {"boolean", "null"}:
+            if types == {"integer"}:
+                values = _small_integer_range(tr, alt)
+                if values is None:
+                    return None
+            elif types <= {"boolean", "null"}:
+                values = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+            else:
                 return None
-            values = ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
         for v in values:
             if not any(json_equal(v, w) for w in out):
                 out.append(v)
         if len(out) > MAX_UNIQUE_VALUES:
             return None
     return out
+
+
+def _small_integer_range(tr: "Translator", alt: dict) -> Optional[list]:
+    """The integers an integer schema with close bounds allows (bounds taken loosely, each
+    value then checked against the whole schema), or None."""
+    lows = [alt[k] for k in ("minimum", "exclusiveMinimum") if _is_number(alt.get(k))]
+    highs = [alt[k] for k in ("maximum", "exclusiveMaximum") if _is_number(alt.get(k))]
+    if not lows or not highs:
+        return None
+    lo, hi = math.floor(min(lows)), math.ceil(max(highs))
+    if hi - lo > 4 * MAX_UNIQUE_VALUES:
+        return None
+    values = [v for v in range(lo, hi + 1) if tr.valid_value(v, alt)]
+    return values if len(values) <= MAX_UNIQUE_VALUES else None
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

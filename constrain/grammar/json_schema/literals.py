@@ -38,8 +38,6 @@ def json_literal(value: Any) -> ir.Node:
     raise SchemaError(f"not a JSON value: {value!r}")
 
 
-
-
 def json_equal(a: Any, b: Any) -> bool:
     """Equality as JSON Schema sees it: 1 == 1.0, but true != 1; objects by members."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -62,3 +60,39 @@ def type_name(v: Any) -> str:
     if isinstance(v, (int, float)):
         return "number"
     return {str: "string", list: "array", dict: "object"}.get(type(v), "object")
+def value_key(value: Any) -> Any:
+    """A hashable key equal for values JSON Schema calls equal (1 and 1.0; objects whatever
+    their key order; but true is not 1): what `uniqueItems` compares."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    if value is None:
+        return ("z",)
+    if isinstance(value, list):
+        return ("a", tuple(value_key(v) for v in value))
+    return ("o", frozenset((k, value_key(v)) for k, v in value.items()))
+
+
+def text_key(text: bytes) -> Any:
+    """value_key of a JSON text (an array item the grammar produced)."""
+    try:
+        return value_key(json.loads(text))
+    except ValueError:  # not a whole value: compared as bytes (the grammar never gets here)
+        return ("text", bytes(text))
+
+
+def string_prefix(text: bytes) -> "str | None":
+    """The characters a partial JSON string (`"ab\\u00`) has settled so far, or None."""
+    for cut in range(min(len(text), 7)):
+        try:
+            value = json.loads(text[: len(text) - cut] + b'"')
+        except ValueError:
+            continue
+        if not isinstance(value, str):
+            return None
+        # (a high surrogate may be half of a pair still being written)
+        return value[:-1] if value and "\ud800" <= value[-1] <= "\udbff" else value
+    return None

@@ -43,6 +43,7 @@ class Translator:
         self.pointer_of: dict[str, str] = {}  # rule name -> where its schema is
         self.relaxations: list[str] = []
         self.annotations: list[str] = []
+        self.distinct: list[str] = []  # rules whose calls (array items) must differ: uniqueItems
         self._any: Optional[ir.RuleRef] = None
         self._depth = 0
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
@@ -113,6 +114,12 @@ class Translator:
         name = f"h{len(self.rules)}_{kind}"
         self.rules[name] = node
         return ir.RuleRef(name)
+
+    def distinct_items(self, array: ir.Node) -> ir.RuleRef:
+        """`array` (whose only calls are its items) as a rule whose items must be distinct."""
+        ref = self.helper_rule("unique", array)
+        self.distinct.append(ref.name)
+        return ref
 
     def any_value(self) -> ir.RuleRef:
         if self._any is None:

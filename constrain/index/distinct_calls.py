@@ -1,0 +1,432 @@
+"""Distinct items: within one frame of a marked rule, the texts of its calls must differ.
+
+JSON Schema's `uniqueItems` over an open domain (any strings, objects, numbers) is not
+context-free, so it cannot live in the rules. It lives here, around the stack automaton: a
+*marked* rule (an array) calls only its items; the bytes read while an item's frame sits above
+the array's frame are the item's text; when the item's value is settled its key (e.g. the JSON
+value, where 1 == 1.0) must differ from the keys of the array's earlier items.
+
+A value is settled when its frame pops (a number ends at the `,` or `]` after it) or as soon as
+nothing inside it can read another byte (a string at its closing quote, an object at its `}`):
+checking there, not only at the pop, keeps a duplicate from leading into a dead end where every
+continuation would be refused.
+
+A state is `(stacks, pairs)`: the inner automaton's set of stacks, and where some stack is inside
+a marked frame, the set of `(stack, ctx)` pairs, ctx holding per marked frame (by depth) the keys
+so far and the open item's bytes. Masks: the inner mask (cached per stacks), minus the tokens
+that would settle a duplicate. Those are found by stepping only *candidate* tokens: ones with a
+byte that can settle a value where a duplicate is still possible (e.g. inside a string whose
+text so far begins some earlier item, tokens with a `"`). Everything else keeps the inner row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from .stack_index import StackTokenAutomaton
+
+Ctx = tuple  # ((depth, keys: frozenset, item: bytes | None), ...) bottom to top
+_DEAD = object()
+_MAX_KILLED_ROWS = 512
+_MAX_MEMO = 100_000
+
+
+class DistinctCallsAutomaton:
+    """TokenAutomaton (see constrain/compiled.py) over a StackTokenAutomaton whose `marked`
+    rules' calls must have distinct `key_of(text)` per frame. `settle_bytes[kind]`: the bytes
+    that can settle a value whose text begins with byte `kind` (None: any of `all_settling`)."""
+
+    def __init__(
+        self,
+        inner: StackTokenAutomaton,
+        marked: Iterable[int],
+        key_of: Callable[[bytes], Hashable],
+        string_prefix: Callable[[bytes], Optional[str]],
+        token_bytes: Sequence[bytes],
+        special_ids: Iterable[int],
+    ) -> None:
+        self.inner = inner
+        self.sem = inner.semantics
+        self.marked = frozenset(marked)
+        self.key_of = key_of
+        self.string_prefix = string_prefix
+        self._token_bytes = token_bytes
+        self._special = frozenset(special_ids)
+        rules = inner.rules
+        self._has_out = [
+            (d.table[:, : int(d.byte_classes.max()) + 1] >= 0).any(axis=1).tolist() for d in rules.dfas
+        ]
+        self.after_item = self._after_item_bytes()
+        self.finals = self._settling_bytes()
+        self.all_settling = frozenset(self.after_item | self.finals)
+        self._token_sets: dict[tuple, np.ndarray] = {}
+        self._killed_rows: OrderedDict[Any, np.ndarray] = OrderedDict()
+        self._no_rows: dict[Any, np.ndarray] = {}  # (no state is cached here: see row_cache)
+        self._frames_memo: dict[Any, tuple] = {}
+        self._deepest_memo: dict[Any, int] = {}
+
+    # -- what can settle a value -----------------------------------------------------------------
+    def _after_item_bytes(self) -> frozenset:
+        """Bytes a marked rule reads right after an item returns (`,` `]` whitespace)."""
+        rules = self.inner.rules
+        out: set[int] = set()
+        for u in self.marked:
+            dfa = rules.dfas[u]
+            for q in range(dfa.n_states):
+                for _, t in rules.calls[u][q]:
+                    row = dfa.table[t]
+                    out.update(b for b in range(256) if row[dfa.byte_classes[b]] >= 0)
+        return frozenset(out)
+
+    def _settling_bytes(self) -> frozenset:
+        """Bytes that enter a state with nothing left to read, in rules an item ends in (the
+        items and, transitively, rules they call last): a value is settled right after one."""
+        rules = self.inner.rules
+        tails = {k for u in self.marked for q in range(rules.dfas[u].n_states) for k, _ in rules.calls[u][q]}
+        todo = list(tails)
+        while todo:
+            r = todo.pop()
+            dfa = rules.dfas[r]
+            for q in range(dfa.n_states):
+                for k, t in rules.calls[r][q]:
+                    if not self._has_out[r][t] and not rules.calls[r][t] and k not in tails:
+                        tails.add(k)
+                        todo.append(k)
+        out: set[int] = set()
+        for r in tails:
+            dfa = rules.dfas[r]
+            closed = [not self._has_out[r][t] and not rules.calls[r][t] for t in range(dfa.n_states)]
+            for q in range(dfa.n_states):
+                for b in range(256):
+                    t = dfa.table[q, dfa.byte_classes[b]]
+                    if t >= 0 and closed[t]:
+                        out.add(b)
+        return frozenset(out)
+
+    # -- TokenAutomaton ------------------------------------------------------------------------
+    def initial_state(self) -> tuple:
+        return self._make(self.inner.initial_state(), None)
+
+    def is_accepting(self, state: tuple) -> bool:
+        return self.inner.is_accepting(state[0])
+
+    def eos_row(self) -> np.ndarray:
+        return self.inner.eos_row()
+
+    def row_cache(self) -> dict[Any, np.ndarray]:
+        # States differ in their item texts, so rows are not worth sharing by state; mask_row
+        # answers from the inner cache (per stacks) and a small cache of rows with kills.
+        return self._no_rows
+
+    def stats(self) -> dict[str, int]:
+        out = dict(self.inner.stats())
+        out["distinct_rows_cached"] = len(self._killed_rows)
+        return out
+
+    def advance(self, state: tuple, data: bytes) -> Optional[tuple]:
+        stacks, pairs = state
+        if pairs is None and not self._risky(data):
+            nxt = self.inner.advance(stacks, data)
+            if nxt is None:
+                return None
+            if not any(self._marked_frames(s) for s in nxt):
+                return (nxt, None)
+        if pairs is None:
+            pairs = frozenset((s, ()) for s in stacks)
+        for b in data:
+            pairs = self._step(pairs, b)
+            if not pairs:
+                return None
+        return self._make(frozenset(s for s, _ in pairs), pairs)
+
+    def forced_bytes(self, state: tuple) -> bytes:
+        out = bytearray()
+        for b in self.inner.forced_bytes(state[0]):
+            nxt = self.advance(state, bytes([b]))
+            if nxt is None:
+                break
+            out.append(b)
+            state = nxt
+        return bytes(out)
+
+    def mask_row(self, state: tuple) -> np.ndarray:
+        stacks, pairs = state
+        base = self.inner.mask_row(stacks)
+        hit = self._killed_rows.get(state)
+        if hit is not None:
+            return hit
+        cands = self._candidates(pairs)
+        ids = np.flatnonzero(np.unpackbits(base.view(np.uint8) & cands, bitorder="little"))
+        killed = self._killed(state, ids.tolist())
+        if not killed:
+            return base
+        words = base.view(np.uint32).copy()
+        for t in killed:
+            words[t >> 5] &= ~np.uint32(1 << (t & 31))
+        row = words.view(np.int32)
+        row.setflags(write=False)
+        self._killed_rows[state] = row
+        if len(self._killed_rows) > _MAX_KILLED_ROWS:
+            self._killed_rows.popitem(last=False)
+        return row
+
+    def _killed(self, state: tuple, ids: list[int]) -> list[int]:
+        """The tokens among `ids` that advancing refuses. Candidates share prefixes (`"`, `",`,
+        `","`), so each prefix is stepped once."""
+        token_bytes, special = self._token_bytes, self._special
+        texts = sorted((token_bytes[t], t) for t in ids if t < len(token_bytes) and t not in special and token_bytes[t])
+        if state[1] is None:  # only tokens that open a marked array: rare, step them whole
+            return [t for data, t in texts if self.advance(state, data) is None]
+        reached: dict[bytes, frozenset] = {b"": state[1]}
+        killed = []
+        for data, t in texts:
+            k = len(data)
+            while data[:k] not in reached:
+                k -= 1
+            pairs = reached[data[:k]]
+            while pairs and k < len(data):
+                pairs = self._step(pairs, data[k])
+                k += 1
+                reached[data[:k]] = pairs
+            if not pairs:
+                killed.append(t)
+        return killed
+
+    # -- stepping ------------------------------------------------------------------------------
+    def _make(self, stacks: frozenset, pairs: Optional[frozenset]) -> tuple:
+        if pairs is not None and not any(ctx for _, ctx in pairs):
+            pairs = None
+        if pairs is None and any(self._marked_frames(s) for s in stacks):
+            pairs = frozenset((s, ()) for s in stacks)
+        return (stacks, pairs)
+
+    def _marked_frames(self, stack: Any) -> tuple[tuple[int, bool], ...]:
+        """(depth, is the top) of each marked frame in `stack`, bottom to top (memoized: the
+        same stacks recur at every character of an item)."""
+        hit = self._frames_memo.get(stack)
+        if hit is not None:
+            return hit
+        out = []
+        f = stack
+        top = True
+        marked = self.marked
+        while f is not None:
+            if f[0] in marked:
+                out.append((f[3], top))
+            f = f[2]
+            top = False
+        out.reverse()
+        if len(self._frames_memo) > _MAX_MEMO:
+            self._frames_memo.clear()
+        hit = self._frames_memo[stack] = tuple(out)
+        return hit
+
+    def _step(self, pairs: frozenset, b: int) -> frozenset:
+        sem = self.sem
+        rows, classes = sem.rows, sem.classes
+        out = set()
+        for s, ctx in pairs:
+            for e in sem.closure(s)[0]:
+                r = e[0]
+                t = rows[r][e[1]][classes[r][b]]
+                if t < 0:
+                    continue
+                s2 = (r, t, e[2], e[3])
+                ctx2 = self._next_ctx(ctx, s2, b)
+                if ctx2 is not _DEAD:
+                    out.add((s2, ctx2))
+        return frozenset(out)
+
+    def _next_ctx(self, ctx: Ctx, s2: tuple, b: int) -> Any:
+        frames = self._marked_frames(s2)
+        if not frames:
+            return ()
+        old = {d: (keys, item) for d, keys, item in ctx}
+        new = []
+        open_items = False
+        for d, top in frames:
+            keys, item = old.get(d, (frozenset(), None))
+            if top:
+                if item is not None:  # the item's frame popped before this byte: settled
+                    k = self.key_of(item)
+                    if k in keys:
+                        return _DEAD
+                    keys = keys | {k}
+                    item = None
+            else:
+                item = (item or b"") + bytes((b,))
+                open_items = True
+            new.append((d, keys, item))
+        if open_items:
+            deepest = self._deepest_reader(s2)
+            for d, keys, item in new:
+                if item is not None and keys and deepest <= d and self.key_of(item) in keys:
+                    return _DEAD  # nothing inside the item can read on: settled, a duplicate
+        return tuple(new)
+
+    def _deepest_reader(self, stack: tuple) -> int:
+        """The greatest depth of a frame that can read a byte next (calls and returns taken)."""
+        hit = self._deepest_memo.get(stack)
+        if hit is None:
+            has_out = self._has_out
+            hit = max((e[3] for e in self.sem.closure(stack)[0] if has_out[e[0]][e[1]]), default=-1)
+            if len(self._deepest_memo) > _MAX_MEMO:
+                self._deepest_memo.clear()
+            self._deepest_memo[stack] = hit
+        return hit
+
+    # -- candidates for the mask ---------------------------------------------------------------
+    def _candidates(self, pairs: Optional[frozenset]) -> np.ndarray:
+        """uint8 bytes of a token bitmask: the tokens that might settle a duplicate here."""
+        every = self.all_settling
+        if pairs is None:
+            return self._tokens("risky", every)
+        out = None
+        for _, ctx in pairs:
+            # Inside a string, bytes before the first `"` are text: they settle nothing.
+            innermost = next((item for _, _, item in reversed(ctx) if item is not None), None)
+            in_string = innermost is not None and _open_string(innermost)
+            part = self._tokens("two_after_quote" if in_string else "two", every)
+            for _, keys, item in ctx:
+                if item is None:
+                    if keys:
+                        part = part | self._tokens("late", every)
+                elif keys and self._possible(keys, item):
+                    part = part | self._tokens("any", self._settling_for(item))
+            out = part if out is None else out | part
+        return out if out is not None else self._tokens("two", every)
+
+    def _settling_for(self, item: bytes) -> frozenset:
+        first = item[:1]
+        if first == b'"':
+            return frozenset(b'"')
+        if first in (b"t", b"f", b"n"):
+            return frozenset(b"el")
+        # An object or array item settles at its own closing bracket (deeper ones are
+        # candidates too: a superset is fine, stepping decides).
+        if first == b"{":
+            return frozenset(b"}")
+        if first == b"[":
+            return frozenset(b"]")
+        return self.all_settling
+
+    def _possible(self, keys: frozenset, item: bytes) -> bool:
+        """Can the open item still settle as one of `keys`? (False only where provable.)"""
+        if item[:1] == b'"':
+            prefix = self.string_prefix(item)
+            if prefix is not None:
+                return any(isinstance(k, tuple) and k[0] == "s" and k[1].startswith(prefix) for k in keys)
+        return True
+
+    def _tokens(self, how: str, byte_set: frozenset) -> np.ndarray:
+        """Tokens (uint8 bytes of a bitmask) that might settle a value: "any": with a byte of
+        `byte_set`; "late": with one after their first byte (a new item starts in the token);
+        "two": with a byte that follows an item before one of `byte_set` (an item settles,
+        the next starts and settles); "two_after_quote": the same after a `"` (inside a string
+        the bytes before its closing quote settle nothing); "risky": the same after a `[` (a
+        whole marked array could open and repeat an item inside one token). Shared by every
+        grammar over the vocabulary."""
+        key = (how, byte_set, self.after_item)
+        hit = self._token_sets.get(key)
+        if hit is not None:
+            return hit
+        flat, owner, start, ok_ids, shared = _flat_tokens(self._token_bytes, self._special)
+        hit = shared.get(key)
+        if hit is not None:
+            self._token_sets[key] = hit
+            return hit
+        n = len(self._token_bytes)
+        pos = np.arange(flat.size, dtype=np.int64) - start[owner]
+        settles = _byte_table(byte_set)[flat]
+        after = _byte_table(self.after_item)[flat]
+        ok = np.zeros(n, dtype=np.bool_)
+        if how == "any":
+            ok[owner[settles]] = True
+        elif how == "late":
+            ok[owner[settles & (pos > 0)]] = True
+        else:
+            if how in ("two_after_quote", "risky"):
+                opener = flat == ord('"' if how == "two_after_quote" else "[")
+                after &= pos > _first(opener, owner, pos, n)[owner]
+            ok = _first(after, owner, pos, n) < _last(settles, owner, pos, n)
+        ok &= ok_ids
+        words = np.zeros(self.inner.index.trie.n_words, dtype=np.uint32)
+        ids = np.flatnonzero(ok)
+        np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
+        out = words.view(np.uint8)
+        out.setflags(write=False)
+        self._token_sets[key] = shared[key] = out
+        return out
+
+    def _risky(self, data: bytes) -> bool:
+        i = data.find(b"[")
+        if i < 0:
+            return False
+        after = [j for j in range(i + 1, len(data)) if data[j] in self.after_item]
+        return bool(after) and any(c in self.all_settling for c in data[after[0] + 1 :])
+
+
+def _open_string(item: bytes) -> bool:
+    """Is `item` a JSON string not closed yet?"""
+    if item[:1] != b'"':
+        return False
+    try:
+        json.loads(item)
+    except ValueError:
+        return True
+    return False
+
+
+_NONE = np.iinfo(np.int64).max
+
+
+def _first(mask: np.ndarray, owner: np.ndarray, pos: np.ndarray, n: int) -> np.ndarray:
+    """Per token, the position of its first byte where `mask` holds (_NONE if none)."""
+    out = np.full(n, _NONE, dtype=np.int64)
+    hits = np.flatnonzero(mask)
+    tokens, first = np.unique(owner[hits], return_index=True)
+    out[tokens] = pos[hits[first]]
+    return out
+
+
+def _last(mask: np.ndarray, owner: np.ndarray, pos: np.ndarray, n: int) -> np.ndarray:
+    """Per token, the position of its last byte where `mask` holds (-1 if none)."""
+    out = np.full(n, -1, dtype=np.int64)
+    hits = np.flatnonzero(mask)[::-1]
+    tokens, first = np.unique(owner[hits], return_index=True)
+    out[tokens] = pos[hits[first]]
+    return out
+
+
+def _byte_table(byte_set: frozenset) -> np.ndarray:
+    table = np.zeros(256, dtype=np.bool_)
+    table[sorted(byte_set)] = True
+    return table
+
+
+_FLAT: dict[int, tuple] = {}
+
+
+def _flat_tokens(token_bytes: Sequence[bytes], special: frozenset) -> tuple:
+    """(all token bytes in one array, the token of each byte, each token's first byte offset,
+    bool per token: a text token, the token sets made from them so far), per vocabulary (the
+    list is kept alive in the entry, so its id stays its own)."""
+    hit = _FLAT.get(id(token_bytes))
+    if hit is not None and hit[0] is token_bytes:
+        return hit[1]
+    lengths = np.fromiter((len(t) for t in token_bytes), dtype=np.int64, count=len(token_bytes))
+    flat = np.frombuffer(b"".join(token_bytes), dtype=np.uint8)
+    owner = np.repeat(np.arange(len(token_bytes), dtype=np.int64), lengths)
+    start = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    ok_ids = lengths > 0
+    if special:
+        ok_ids[[t for t in special if t < len(token_bytes)]] = False
+    value = (flat, owner, start, ok_ids, {})
+    if len(_FLAT) > 4:
+        _FLAT.clear()
+    _FLAT[id(token_bytes)] = (token_bytes, value)
+    return value
