@@ -10,7 +10,9 @@ Outcome of one instance (a "case"), by rank:
   2  ok                the schema compiled and `accepts` agrees with the instance's label; or
                        the compile raised UnsatisfiableSchemaError (no document is valid: the
                        issue asks for that error) and the instance is labelled invalid
-  1  valid_rejected    compiled, but a valid instance is rejected (coverage, e.g. key order)
+  1  valid_rejected    compiled, but a valid instance is rejected (a narrowing)
+  1  key_order         a valid instance rejected only for its key order (property_order="schema",
+                       the default; accepted with property_order="any")
   1  unsupported       strict compile raised UnsupportedSchemaError
   1  error:<Class>     compile raised another ConstrainError (SchemaError, LimitExceededError...)
   1  format_not_enforced  compiled, an instance labelled invalid is accepted, but only because
@@ -66,7 +68,9 @@ DIALECTS = {
 BENCH_ROOTS = ("jsonschemabench-tests", "maskbench")
 BENCH_SEED = 20240601
 
-RANK = {"ok": 2, "valid_rejected": 1, "unsupported": 1, "format_not_enforced": 1, "invalid_accepted": 0}
+# key_order: a valid instance whose keys are not in schema order (the default option), accepted
+# with property_order="any".
+RANK = {"ok": 2, "valid_rejected": 1, "key_order": 1, "unsupported": 1, "format_not_enforced": 1, "invalid_accepted": 0}
 
 
 def rank(category: str) -> int:
@@ -322,7 +326,7 @@ class Harness:
                     if accepted == valid:
                         category = "ok"
                     elif valid:
-                        category = "valid_rejected"
+                        category = "key_order" if self._accepted_in_any_order(schema, resources, instance) else "valid_rejected"
                     elif valid_ignoring_unenforced_formats(schema, t["data"], getattr(compiled, "annotations", ())):
                         category = "format_not_enforced"
                         d = "; ".join(a for a in compiled.annotations if "format" in a)
@@ -339,6 +343,14 @@ class Harness:
             if error:
                 STATS.compile_errors[area][why or error] += 1
         return result
+
+    def _accepted_in_any_order(self, schema: Any, resources: Optional[dict], instance: bytes) -> bool:
+        """Does the schema compiled with property_order="any" accept the instance (asked for
+        rejected valid instances: was it only the order of the keys)?"""
+        try:
+            return self.compiler.compile_json_schema(schema, resources=resources, property_order="any").accepts(instance)
+        except self._constrain_error:
+            return False
 
     # -- judging ---------------------------------------------------------------------------
     def check(self, label: str, outcomes: Iterable[Outcome]) -> str:

@@ -7,7 +7,8 @@ gets worse than json_schema_ratchet.json records (ids "bench/<subset>/<file>#<te
 
 The labels are the datasets' (checked upstream by Python and Rust jsonschema validators); valid
 instances are serialized compactly in their own key order, so a valid instance whose keys are
-not in the schema's order counts as valid_rejected, not as an error.
+not in the schema's order counts as key_order (accepted with property_order="any"), not as an
+error.
 """
 
 from __future__ import annotations
