@@ -132,10 +132,11 @@ def candidates(schema, root, depth: int = 0) -> st.SearchStrategy:
         step = schema.get("multipleOf", 1)
         return st.integers(-30, 30).map(lambda k: k * step) | st.integers(schema.get("minimum", -10**6), schema.get("maximum", 10**6))
     if kind == "number":
-        # (Bounded numbers are written without an exponent: a documented narrowing. Python
-        # writes floats below 1e-4 with one, so the floats drawn here stay above it.)
+        # (Documented narrowings: numbers bounded away from 0 take no exponent, those bounded
+        # by 0 none below e-299. Python writes floats under 1e-4 with one; the schemas here
+        # bound away from 0 only above 1e-4.)
         floats = st.floats(schema.get("minimum", -1e6), schema.get("maximum", 1e6), allow_nan=False)
-        return floats.filter(lambda x: x == 0 or abs(x) >= 1e-4) | st.integers(-100, 100)
+        return floats.filter(lambda x: x == 0 or abs(x) >= 1e-299) | st.integers(-100, 100)
     if kind == "boolean":
         return st.booleans()
     return _any_json

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 
 from hypothesis import given, settings
@@ -114,3 +115,37 @@ def test_decimal_multiple_of(m, d, probes):
     for text in probes:
         expected = _exponent_free_number(text) and (Decimal(text) / k) % 1 == 0
         assert _accepts(dfa, text) == expected, (m, d, text)
+
+
+sign_texts = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,3})(\.[0-9]{1,4})?([eE][+-]?[0-9]{1,3})?", fullmatch=True),
+    st.sampled_from(["0", "-0", "0.0", "-0e5", "0E-3", "1e-400", "-1e-400", "1e400", "00", "1.", ".5", "-", "1e"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    bounds=st.sampled_from([("minimum", None), ("exclusiveMinimum", None), (None, "maximum"), (None, "exclusiveMaximum"), ("minimum", "maximum")]),
+    text=sign_texts,
+)
+def test_numbers_bounded_by_zero_take_every_spelling(bounds, text):
+    """minimum/maximum 0 (exclusive or not) allow exponents; the jsonschema library (floats)
+    decides, so 1e-400 (0.0 there) is not > 0."""
+    import jsonschema
+
+    from constrain.grammar.json_schema.numbers import number_node
+
+    schema = {"type": "number", **{k: 0 for k in bounds if k}}
+    dfa = compile_ir(number_node(None, schema, "#", False))
+    try:
+        value = json.loads(text)
+    except ValueError:
+        valid = False
+    else:
+        valid = jsonschema.Draft202012Validator(schema).is_valid(value)
+    if _accepts(dfa, text):
+        assert valid, (schema, text)
+    elif valid:  # the one narrowing: negative exponents below -299
+        exponent = re.search(r"[eE]-([0-9]+)$", text)
+        assert exponent and int(exponent.group(1)) > 299, (schema, text)

@@ -136,6 +136,26 @@ def decimal_ir(lo, lo_ex: bool, hi, hi_ex: bool) -> ir.Node:
     return ir.alt(*parts) if parts else ir.NOTHING
 
 
+# Negative exponents down to -299: the oracle reads numbers as floats, where 1e-400 is 0.0
+# (so not > 0). (A mantissa with 25 leading zeros under e-299 would still underflow.)
+_EXPONENT = "([eE](\\+?[0-9]+|-0*([0-9]{1,2}|[12][0-9]{2})))?"
+_NONZERO = "([1-9][0-9]*(\\.[0-9]+)?|0\\.[0-9]*[1-9][0-9]*)" + _EXPONENT
+_ZERO = "-?0(\\.0+)?" + _EXPONENT
+
+
+def _by_sign(lo, lo_ex: bool, hi, hi_ex: bool) -> ir.Node:
+    """Numbers bounded only by 0 (`minimum: 0`, `exclusiveMinimum: 0`, ...): the sign and
+    whether the digits are all zeros decide, so every spelling, exponents included, is fine."""
+    parts = []
+    if lo is None:
+        parts.append("-" + _NONZERO)
+    if hi is None:
+        parts.append(_NONZERO)
+    if not (lo == 0 and lo_ex) and not (hi == 0 and hi_ex):
+        parts.append(_ZERO)
+    return parse_regex("|".join(f"({p})" for p in parts)) if parts else ir.NOTHING
+
+
 def _try_parts(make, *args) -> list[ir.Node]:
     try:
         return make(*args)
@@ -208,6 +228,8 @@ def number_node(tr, schema: dict, pointer: str, integer: bool) -> ir.Node:
         node: ir.Node = integer_ir(lo, lo_ex, hi, hi_ex)
     elif lo is None and hi is None:
         node = NUMBER
+    elif lo in (None, 0) and hi in (None, 0):
+        node = _by_sign(lo, lo_ex, hi, hi_ex)
     elif _finite(lo) and _finite(hi):
         node = decimal_ir(lo, lo_ex, hi, hi_ex)
     else:
