@@ -241,6 +241,10 @@ class StackSemantics:
         self.rows = [d.table.tolist() for d in rules.dfas]  # per rule: table as lists
         self.classes = [d.byte_classes.tolist() for d in rules.dfas]  # per rule: byte -> class
 
+    def tables(self, r: int) -> tuple[list[list[int]], list[int]]:
+        """Rule r's table and byte classes as lists (fast single steps)."""
+        return self.rows[r], self.classes[r]
+
     def initial(self) -> frozenset:
         return frozenset({(self.rules.start, 0, None, 1)})
 

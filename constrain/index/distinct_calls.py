@@ -37,8 +37,9 @@ _MAX_MEMO = 100_000
 
 class DistinctCallsAutomaton:
     """TokenAutomaton (see constrain/compiled.py) over a StackTokenAutomaton whose `marked`
-    rules' calls must have distinct `key_of(text)` per frame. `settle_bytes[kind]`: the bytes
-    that can settle a value whose text begins with byte `kind` (None: any of `all_settling`)."""
+    rules' calls must have distinct `key_of(text)` per frame; `string_prefix(text)` gives the
+    characters a partial string item has settled (None: not a string), which tells where a
+    duplicate is still possible."""
 
     def __init__(
         self,
@@ -56,10 +57,7 @@ class DistinctCallsAutomaton:
         self.string_prefix = string_prefix
         self._token_bytes = token_bytes
         self._special = frozenset(special_ids)
-        rules = inner.rules
-        self._has_out = [
-            (d.table[:, : int(d.byte_classes.max()) + 1] >= 0).any(axis=1).tolist() for d in rules.dfas
-        ]
+        self._has_out_rows: dict[int, list[bool]] = {}
         self.after_item = self._after_item_bytes()
         self.finals = self._settling_bytes()
         self.all_settling = frozenset(self.after_item | self.finals)
@@ -70,6 +68,14 @@ class DistinctCallsAutomaton:
         self._deepest_memo: dict[Any, int] = {}
 
     # -- what can settle a value -----------------------------------------------------------------
+    def _has_out(self, r: int) -> list[bool]:
+        """Per state of rule r: can it read a byte (rules are built on first use: ask late)."""
+        hit = self._has_out_rows.get(r)
+        if hit is None:
+            d = self.inner.rules.dfas[r]
+            hit = self._has_out_rows[r] = (d.table[:, : int(d.byte_classes.max()) + 1] >= 0).any(axis=1).tolist()
+        return hit
+
     def _after_item_bytes(self) -> frozenset:
         """Bytes a marked rule reads right after an item returns (`,` `]` whitespace)."""
         rules = self.inner.rules
@@ -93,13 +99,13 @@ class DistinctCallsAutomaton:
             dfa = rules.dfas[r]
             for q in range(dfa.n_states):
                 for k, t in rules.calls[r][q]:
-                    if not self._has_out[r][t] and not rules.calls[r][t] and k not in tails:
+                    if not self._has_out(r)[t] and not rules.calls[r][t] and k not in tails:
                         tails.add(k)
                         todo.append(k)
         out: set[int] = set()
         for r in tails:
             dfa = rules.dfas[r]
-            closed = [not self._has_out[r][t] and not rules.calls[r][t] for t in range(dfa.n_states)]
+            closed = [not self._has_out(r)[t] and not rules.calls[r][t] for t in range(dfa.n_states)]
             for q in range(dfa.n_states):
                 for b in range(256):
                     t = dfa.table[q, dfa.byte_classes[b]]
@@ -227,12 +233,12 @@ class DistinctCallsAutomaton:
 
     def _step(self, pairs: frozenset, b: int) -> frozenset:
         sem = self.sem
-        rows, classes = sem.rows, sem.classes
         out = set()
         for s, ctx in pairs:
             for e in sem.closure(s)[0]:
                 r = e[0]
-                t = rows[r][e[1]][classes[r][b]]
+                rows, classes = sem.tables(r)
+                t = rows[e[1]][classes[b]]
                 if t < 0:
                     continue
                 s2 = (r, t, e[2], e[3])
@@ -272,8 +278,7 @@ class DistinctCallsAutomaton:
         """The greatest depth of a frame that can read a byte next (calls and returns taken)."""
         hit = self._deepest_memo.get(stack)
         if hit is None:
-            has_out = self._has_out
-            hit = max((e[3] for e in self.sem.closure(stack)[0] if has_out[e[0]][e[1]]), default=-1)
+            hit = max((e[3] for e in self.sem.closure(stack)[0] if self._has_out(e[0])[e[1]]), default=-1)
             if len(self._deepest_memo) > _MAX_MEMO:
                 self._deepest_memo.clear()
             self._deepest_memo[stack] = hit
