@@ -7,7 +7,7 @@ are Unicode code point ranges; the NFA builder turns them into UTF-8 byte ranges
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any, Optional, TypeVar, Union
+from typing import Any, Callable, Optional, TypeVar, Union
 
 from .charset import Ranges, normalize
 
@@ -27,11 +27,21 @@ def _cached_hash(cls: type[_T]) -> type[_T]:
         return h
 
     def __getstate__(self: Any) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # str hashes are per process
+        # str hashes are per process; cached facts (see `fact`) are recomputed on demand
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     cls.__hash__ = __hash__  # type: ignore[method-assign]
     cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
     return cls
+
+
+def fact(node: Any, name: str, compute: Callable[[Any], _T]) -> _T:
+    """compute(node), remembered on the node: facts about an immutable tree (its NFA size, the
+    rules it calls) are asked for every grammar that contains it, and subtrees recur."""
+    found = node.__dict__.get(name)
+    if found is None:
+        found = node.__dict__[name] = compute(node)
+    return found
 
 
 @_cached_hash

@@ -154,6 +154,36 @@ class _Builder:
         return e
 
 
+def nfa_states(node: ir.Node) -> int:
+    """How many states build_nfa(node) makes, without making them: rules whose DFAs are built
+    lazily are still held to max_nfa_states when the grammar is compiled."""
+    return 1 + _size(node)
+
+
+def _size(n: ir.Node) -> int:
+    return ir.fact(n, "_nfa_size", _count)
+
+
+def _count(n: ir.Node) -> int:
+    """States frag(n) makes (mirrors _Builder.frag)."""
+    if isinstance(n, ir.Chars):
+        return 1 + sum(len(seq) - 1 for seq in _sequences(n.ranges))
+    if isinstance(n, ir.Concat):
+        return sum(map(_size, n.items))
+    if isinstance(n, ir.Alt):
+        return 1 + len(n.items) + sum(map(_size, n.items))
+    if isinstance(n, ir.Repeat):
+        item = _size(n.item)
+        return n.min * item + (1 + item if n.max is None else 1 + (n.max - n.min) * (1 + item))
+    if isinstance(n, ir.RuleRef):
+        return 1
+    if isinstance(n, ir.Embedded):
+        return 1 + n.dfa.n_states
+    if isinstance(n, ir.Graph):
+        return 1 + n.n_states + sum(_size(e[2]) for e in n.edges)
+    raise TypeError(f"not an IR node: {n!r}")
+
+
 def build_nfa(node: ir.Node, max_states: int, calls: Optional[dict[str, int]] = None) -> NFA:
     """Thompson NFA of `node`; `calls` numbers the rules a RuleRef may name."""
     b = _Builder(max_states, calls)

@@ -12,52 +12,97 @@ live DFA state completable in any context: what the token index relies on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
 from functools import lru_cache
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
-from .dfa import DFA, determinize, minimize
-from .nfa import build_nfa
+from .dfa import DFA, determinize
+from .nfa import build_nfa, nfa_states
+from .rule_facts import callees as _callees, first_calls, nullable_rules, productive_rules, without_calls
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
 
-@dataclass(frozen=True, eq=False)
-class RuleSet:
-    """The compiled rules. `calls[r][q]` lists (callee, return state) of each call edge."""
+class CompiledRule(NamedTuple):
+    """One rule, built: its DFA over bytes and call columns, per state the (callee, return
+    state) of each call edge in call-column order, and per state whether it can call or return."""
 
-    names: tuple[str, ...]
-    dfas: tuple[DFA, ...]
-    calls: tuple[tuple[tuple[tuple[int, int], ...], ...], ...]
-    start: int
-    exits: tuple[np.ndarray, ...]  # per rule: bool per state, True if it can call or return
-    callees: tuple[tuple[int, ...], ...] = ()  # per rule: the rule id of each call column
+    dfa: DFA
+    calls: tuple[tuple[tuple[int, int], ...], ...]
+    exits: np.ndarray
+
+
+class RuleSet:
+    """The compiled rules. A rule's DFA, calls and exits are built on its first use (`rule(r)`,
+    or the `dfas` / `calls` / `exits` views): the first masks of a schema reach a few of its
+    rules, most rules are reached late or never. What needs every rule (which derive nothing,
+    left recursion, NFA sizes) was settled from the IR by compile_rules. Thread-safe."""
+
+    def __init__(self, names: tuple[str, ...], nodes: tuple[ir.Node, ...], start: int, limits: Limits) -> None:
+        ids = {name: k for k, name in enumerate(names)}
+        self.names = names
+        self.nodes = nodes  # per rule: its IR, calls of rules that derive nothing removed
+        self.start = start
+        self.callees = tuple(tuple(ids[c] for c in _callees(n)) for n in nodes)  # per call column
+        first: dict[ir.Node, int] = {}
+        # Rules with equal IR have the same DFA and exits (strings, numbers, "any value" recur).
+        self.same = tuple(first.setdefault(n, r) for r, n in enumerate(nodes))
+        self._limits = limits
+        self._built: list[Optional[CompiledRule]] = [None] * len(names)
+        self._lock = threading.Lock()
+        self.dfas: Sequence[DFA] = _View(self, 0)
+        self.calls: Sequence[tuple] = _View(self, 1)
+        self.exits: Sequence[np.ndarray] = _View(self, 2)
 
     @property
     def n_rules(self) -> int:
         return len(self.names)
 
+    @property
+    def n_built(self) -> int:
+        return sum(b is not None for b in self._built)
 
-def _callees(node: ir.Node) -> tuple[str, ...]:
-    """Names of the rules `node` calls, in first-appearance order (its call columns)."""
-    out: dict[str, None] = {}
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ir.RuleRef):
-            out.setdefault(n.name, None)
-        elif isinstance(n, (ir.Concat, ir.Alt)):
-            todo.extend(reversed(n.items))
-        elif isinstance(n, ir.Repeat):
-            todo.append(n.item)
-        elif isinstance(n, ir.Graph):
-            todo.extend(e[2] for e in reversed(n.edges))
-    return tuple(out)
+    def built(self, r: int) -> bool:
+        return self._built[r] is not None
+
+    def rule(self, r: int) -> CompiledRule:
+        built = self._built[r]
+        if built is None:
+            if self.same[r] != r:  # equal IR: equal callees, so equal calls too
+                built = self._built[r] = self.rule(self.same[r])
+                return built
+            with self._lock:
+                built = self._built[r]
+                if built is None:
+                    built = self._built[r] = self._compile(r)
+        return built
+
+    def _compile(self, r: int) -> CompiledRule:
+        lim = self._limits
+        try:
+            dfa, _ = _rule_dfa(self.nodes[r], lim.max_nfa_states, lim.max_dfa_states, lim.max_compile_seconds)
+        except GrammarError as exc:
+            raise GrammarError(f"rule {self.names[r]!r}: {exc}") from None
+        calls = _call_edges(dfa, self.callees[r])
+        return CompiledRule(dfa, calls, _exits(dfa, calls))
+
+
+class _View(Sequence):
+    """rules.dfas[r], rules.calls[r], rules.exits[r]: one field of rule r, built on access."""
+
+    def __init__(self, rules: RuleSet, field: int) -> None:
+        self._rules, self._field = rules, field
+
+    def __len__(self) -> int:
+        return self._rules.n_rules
+
+    def __getitem__(self, r):  # type: ignore[override]
+        return self._rules.rule(r)[self._field]
 
 
 @lru_cache(maxsize=4096)
@@ -71,72 +116,45 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
         return determinize(nfa, limits, n_calls=len(callees)), callees
     except EmptyLanguageError:
         # A rule with no derivation at all (a `false` schema, an empty enum): one dead state.
-        # Callers prune calls to it; only an empty start rule is an error.
+        # Only reached for rules no live rule calls (compile_rules removed their calls).
         empty = DFA(np.zeros(256), np.full((1, 1), -1), np.zeros(1, dtype=np.bool_), np.zeros(len(callees)))
         return empty, callees
 
 
 def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
+    """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
+    Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
+    rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
+    rule over max_nfa_states. DFAs are built later, on each rule's first use."""
     if start not in rules:
         raise GrammarError(f"start rule {start!r} is not defined")
     names = tuple(rules)
-    ids = {name: k for k, name in enumerate(names)}
-    dfas = []
-    calls = []
-    callee_ids = []
+    callees = {name: _callees(node) for name, node in rules.items()}
+    callers: dict[str, set[str]] = {}
     for name in names:
-        try:
-            dfa, callees = _rule_dfa(rules[name], limits.max_nfa_states, limits.max_dfa_states, limits.max_compile_seconds)
-        except GrammarError as exc:
-            raise GrammarError(f"rule {name!r}: {exc}") from None
-        unknown = [c for c in callees if c not in ids]
-        if unknown:
-            raise GrammarError(f"rule {name!r}: reference to unknown rule {unknown[0]!r}")
-        dfas.append(dfa)
-        targets = tuple(ids[c] for c in callees)
-        callee_ids.append(targets)
-        calls.append(_call_edges(dfa, targets))
-    exits = tuple(_exits(d, c) for d, c in zip(dfas, calls))
-    rs = RuleSet(names, tuple(dfas), tuple(calls), ids[start], exits, tuple(callee_ids))
-    productive = _productive(rs)
-    if not productive[rs.start]:
+        for c in callees[name]:
+            if c not in rules:
+                raise GrammarError(f"rule {name!r}: reference to unknown rule {c!r}")
+            callers.setdefault(c, set()).add(name)
+    for name in names:
+        if nfa_states(rules[name]) > limits.max_nfa_states:
+            raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler")
+    productive = productive_rules(rules, callers)
+    if start not in productive:
         exc = GrammarError("the grammar accepts no document at all (its start rule derives nothing)")
-        exc.empty_rules = tuple(name for name, ok in zip(rs.names, productive) if not ok)  # type: ignore[attr-defined]
+        exc.empty_rules = tuple(name for name in names if name not in productive)  # type: ignore[attr-defined]
         raise exc
-    if not all(productive):
-        rs = _prune(rs, productive)
-    _check_no_left_recursion(rs)
-    return rs
+    dead = frozenset(names) - productive
+    nodes = tuple(
+        without_calls(rules[n], dead) if dead and n in productive and dead.intersection(callees[n]) else rules[n]
+        for n in names
+    )
+    _check_no_left_recursion(names, nodes, productive, nullable_rules(rules, callers))
+    return RuleSet(names, nodes, names.index(start), limits)
 
 
-def _prune(rs: RuleSet, productive: list[bool]) -> RuleSet:
-    """Drop calls of rules that derive nothing (e.g. a `false` branch), then re-trim each DFA so
-    that every remaining state can still complete."""
-    dfas, calls = [], []
-    for r, dfa in enumerate(rs.dfas):
-        callees = _callee_ids(rs, r)
-        # Callees with identical call edges share a class column: kill a column only when
-        # every callee in it is dead; the dead ones are dropped from the call lists anyway.
-        live_cols = {int(dfa.call_classes[k]) for k, callee in enumerate(callees) if productive[callee]}
-        dead_cols = sorted({int(dfa.call_classes[k]) for k, callee in enumerate(callees) if not productive[callee]} - live_cols)
-        has_dead = any(not productive[callee] for callee in callees)
-        if not productive[r] or not has_dead:
-            dfas.append(dfa)
-            calls.append(rs.calls[r])
-            continue
-        table = dfa.table.copy()
-        table[:, dead_cols] = -1
-        classes = np.concatenate([dfa.byte_classes, dfa.call_classes])
-        new = minimize(classes, table, dfa.accepting, len(dfa.call_classes))
-        dfas.append(new)
-        calls.append(_call_edges(new, callees, productive))
-    exits = tuple(_exits(d, c) for d, c in zip(dfas, calls))
-    return RuleSet(rs.names, tuple(dfas), tuple(calls), rs.start, exits, rs.callees)
-
-
-def _call_edges(dfa: DFA, targets: tuple[int, ...], productive: Optional[list[bool]] = None) -> tuple:
-    """Per state, the (callee, return state) of each defined call edge, in call-column order;
-    only the edges of productive callees when `productive` is given."""
+def _call_edges(dfa: DFA, targets: tuple[int, ...]) -> tuple:
+    """Per state, the (callee, return state) of each defined call edge, in call-column order."""
     calls: list[tuple] = [()] * dfa.n_states
     if not targets:
         return tuple(calls)
@@ -144,8 +162,7 @@ def _call_edges(dfa: DFA, targets: tuple[int, ...], productive: Optional[list[bo
     qs, ks = np.nonzero(sub >= 0)  # row-major: by state, then by call column
     per_state: dict[int, list[tuple[int, int]]] = {}
     for q, k, t in zip(qs.tolist(), ks.tolist(), sub[qs, ks].tolist()):
-        if productive is None or productive[targets[k]]:
-            per_state.setdefault(q, []).append((targets[k], t))
+        per_state.setdefault(q, []).append((targets[k], t))
     for q, edges in per_state.items():
         calls[q] = tuple(edges)
     return tuple(calls)
@@ -156,78 +173,31 @@ def _exits(dfa: DFA, calls: tuple) -> np.ndarray:
     return np.fromiter(map(bool, calls), dtype=np.bool_, count=dfa.n_states) | dfa.accepting
 
 
-def _callee_ids(rs: RuleSet, r: int) -> tuple[int, ...]:
-    return rs.callees[r]
-
-
-def _productive(rs: RuleSet) -> list[bool]:
-    """Which rules derive at least one string (the others' calls are dead ends)."""
-    from .reach import reaches_accepting  # numba loads on the first compile, not on import
-
-    productive = [False] * rs.n_rules
-    changed = True
-    while changed:
-        changed = False
-        for r, dfa in enumerate(rs.dfas):
-            if productive[r]:
-                continue
-            # Reachability from the start over bytes and calls of productive rules.
-            allowed = np.zeros(dfa.n_classes, dtype=np.bool_)
-            allowed[dfa.byte_classes] = True
-            allowed[[c for c, k in zip(dfa.call_classes.tolist(), rs.callees[r]) if productive[k]]] = True
-            if reaches_accepting(dfa.table, dfa.accepting, allowed):
-                productive[r] = changed = True
-    return productive
-
-
-def _nullable(rs: RuleSet) -> list[bool]:
-    null = [False] * rs.n_rules
-    changed = True
-    while changed:
-        changed = False
-        for r in range(rs.n_rules):
-            if null[r]:
-                continue
-            seen, todo = {0}, [0]
-            while todo:
-                q = todo.pop()
-                if rs.dfas[r].accepting[q]:
-                    null[r] = changed = True
-                    break
-                for k, t in rs.calls[r][q]:
-                    if null[k] and t not in seen:
-                        seen.add(t)
-                        todo.append(t)
-    return null
-
-
-def _check_no_left_recursion(rs: RuleSet) -> None:
-    null = _nullable(rs)
-    # first[r]: rules r may call before reading any byte.
-    first: list[set[int]] = []
-    for r in range(rs.n_rules):
-        out: set[int] = set()
-        seen, todo = {0}, [0]
-        while todo:
-            q = todo.pop()
-            for k, t in rs.calls[r][q]:
-                out.add(k)
-                if null[k] and t not in seen:
-                    seen.add(t)
-                    todo.append(t)
-        first.append(out)
-    for r in range(rs.n_rules):
-        seen, todo = set(), list(first[r])
+def _check_no_left_recursion(names: tuple[str, ...], nodes: tuple[ir.Node, ...], productive: set[str], nullable: set[str]) -> None:
+    """No rule may reach a call of itself before reading a byte. A rule that derives nothing is
+    checked over its own structure (its callees taken as able to derive)."""
+    ids = {name: k for k, name in enumerate(names)}
+    first = [
+        {ids[c] for c in first_calls(node, productive.__contains__ if name in productive else _anything, nullable)}
+        for name, node in zip(names, nodes)
+    ]
+    for r in range(len(names)):
+        seen: set[int] = set()
+        todo = list(first[r])
         while todo:
             k = todo.pop()
             if k == r:
                 raise GrammarError(
-                    f"rule {rs.names[r]!r} is left-recursive (it can reach itself before reading "
+                    f"rule {names[r]!r} is left-recursive (it can reach itself before reading "
                     "a byte); rewrite it as iteration, e.g. `a: b (\"+\" b)*`"
                 )
             if k not in seen:
                 seen.add(k)
                 todo.extend(first[k])
+
+
+def _anything(name: str) -> bool:
+    return True
 
 
 class StackSemantics:
@@ -238,12 +208,15 @@ class StackSemantics:
         self.rules = rules
         self.max_depth = max_depth
         self._closure: dict[Stack, tuple[frozenset, bool]] = {}
-        self.rows = [d.table.tolist() for d in rules.dfas]  # per rule: table as lists
-        self.classes = [d.byte_classes.tolist() for d in rules.dfas]  # per rule: byte -> class
+        self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
 
     def tables(self, r: int) -> tuple[list[list[int]], list[int]]:
-        """Rule r's table and byte classes as lists (fast single steps)."""
-        return self.rows[r], self.classes[r]
+        """Rule r's table and byte classes as lists (fast single steps), made on first use."""
+        hit = self._lists[r]
+        if hit is None:
+            dfa = self.rules.rule(r).dfa
+            hit = self._lists[r] = (dfa.table.tolist(), dfa.byte_classes.tolist())
+        return hit
 
     def initial(self) -> frozenset:
         return frozenset({(self.rules.start, 0, None, 1)})
@@ -264,13 +237,15 @@ class StackSemantics:
                 continue
             out.add(s)
             r, q, parent, depth = s
-            if rs.calls[r][q] and depth >= self.max_depth:
+            rule = rs.rule(r)
+            calls = rule.calls[q]
+            if calls and depth >= self.max_depth:
                 raise LimitExceededError(
                     "grammar stack depth", self.max_depth, "StackSemantics(max_depth=...) / Limits"
                 )
-            for k, t in rs.calls[r][q]:
+            for k, t in calls:
                 todo.append((k, 0, (r, t, parent, depth), depth + 1))
-            if rs.dfas[r].accepting[q]:
+            if rule.dfa.accepting[q]:
                 if parent is None:
                     complete = True
                 else:
@@ -283,7 +258,8 @@ class StackSemantics:
         nxt = set()
         for s in stacks:
             for r, q, parent, depth in self.closure(s)[0]:
-                t = self.rows[r][q][self.classes[r][byte]]
+                rows, classes = self.tables(r)
+                t = rows[q][classes[byte]]
                 if t >= 0:
                     nxt.add((r, t, parent, depth))
         return frozenset(nxt)
@@ -303,6 +279,7 @@ class StackSemantics:
         out: set[int] = set()
         for s in stacks:
             for r, q, _, _ in self.closure(s)[0]:
-                row, classes = self.rows[r][q], self.classes[r]
+                rows, classes = self.tables(r)
+                row = rows[q]
                 out.update(b for b in range(256) if row[classes[b]] >= 0)
         return out

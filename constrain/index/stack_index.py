@@ -39,12 +39,7 @@ class StackTokenAutomaton:
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
         self._slices = SliceChooser(index.slices)
-        # Rules with the same DFA and exits (strings, numbers, "any value" recur) share walks.
-        same: dict[tuple[int, bytes], int] = {}
-        self._same = tuple(
-            same.setdefault((id(dfa), exits.tobytes()), r)
-            for r, (dfa, exits) in enumerate(zip(rules.dfas, rules.exits))
-        )
+        self._same = rules.same  # rules with the same DFA and exits share walks
         self._readable: dict[tuple[int, int], np.ndarray] = {}
         self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
@@ -92,7 +87,8 @@ class StackTokenAutomaton:
     def stats(self) -> dict[str, int]:
         return {
             "rules": self.rules.n_rules,
-            "dfa_states": sum(d.n_states for d in self.rules.dfas),
+            "rules_built": self.rules.n_built,
+            "dfa_states": sum(self.rules.rule(r).dfa.n_states for r in range(self.rules.n_rules) if self.rules.built(r)),
             "rows_cached": len(self._rows),
             "inner_rows_cached": len(self._inner),
             "subtree_walks_cached": len(self._subtrees),
@@ -117,7 +113,7 @@ class StackTokenAutomaton:
         (0: the whole trie); returns the boundaries met (nodes, states)."""
         from .walk import walk_subtrees
 
-        dfa = self.rules.dfas[r]
+        dfa, _, exits = self.rules.rule(r)
         starts = np.asarray(firsts, dtype=np.int32)
         cap = _BOUNDARY_BUFFER
         while True:
@@ -125,7 +121,7 @@ class StackTokenAutomaton:
             b_states = np.empty(cap, dtype=np.int32)
             n, visited = walk_subtrees(
                 t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-                dfa.table, self.rules.exits[r], starts, np.int32(q), words, b_nodes, b_states,
+                dfa.table, exits, starts, np.int32(q), words, b_nodes, b_states,
             )
             self.nodes_visited += visited
             if n <= cap:
@@ -158,7 +154,8 @@ class StackTokenAutomaton:
         r = self._same[r]
         hit = self._inner.get((r, q))
         if hit is None:
-            trie_id, words = self._slices.choose(r, self.rules.dfas[r], self.rules.exits[r], q)
+            dfa, _, exits = self.rules.rule(r)
+            trie_id, words = self._slices.choose(r, dfa, exits, q)
             trie = self.tries[trie_id]
             if words is None:
                 words = np.zeros(trie.n_words, dtype=np.uint32)
@@ -172,7 +169,7 @@ class StackTokenAutomaton:
         key = (self._same[r], q)
         hit = self._readable.get(key)
         if hit is None:
-            dfa = self.rules.dfas[r]
+            dfa = self.rules.rule(r).dfa
             hit = dfa.table[q, dfa.byte_classes] >= 0
             self._readable[key] = hit
         return hit

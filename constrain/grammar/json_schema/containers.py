@@ -3,7 +3,7 @@
 Object members form a small Graph (position in the property list, and whether a comma is due),
 so optional properties cost no copies; property values are rule calls, so nesting goes
 through the stack. Keys match by meaning: every JSON spelling of a key is that key, and the
-"other keys" automaton is the difference of all strings and the named keys.
+"other keys" automaton is every string but the named keys (spelled_keys.py).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from ...automata import compile_ir, ir
-from ...automata.algebra import difference
 from .lexical import quoted, string_body, string_literal
+from .spelled_keys import other_keys_dfa
 
 
 @lru_cache(maxsize=1)
@@ -31,7 +31,7 @@ def other_keys(named: Sequence[str]) -> ir.Node:
 def _other_keys(named: tuple[str, ...]) -> ir.Node:
     if not named:
         return ir.Embedded(_any_string_dfa())
-    return ir.Embedded(difference(_any_string_dfa(), compile_ir(ir.alt(*(string_literal(k) for k in named)))))
+    return ir.Embedded(other_keys_dfa(_any_string_dfa(), named))
 
 
 def member(key: ir.Node, value: ir.Node, ws: ir.Node) -> ir.Node:

@@ -1,0 +1,255 @@
+"""What a grammar's rules derive, read from their IR without building any automaton.
+
+compile_rules must know up front which rules derive some string (calls of the others are
+dropped), which derive the empty string, and which rules a rule may call before reading a byte
+(left recursion is refused); everything else waits until a matcher reaches the rule (its DFA is
+built then). These facts are about languages, so they equal what the rule DFAs would say: a call
+counts only where a whole derivation passes through it, as in a trimmed DFA.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from . import ir
+from .nfa import _sequences
+
+Live = Callable[[str], bool]
+
+
+def _embedded_nonempty(node: ir.Embedded) -> bool:
+    from .reach import reaches_accepting  # numba loads on the first compile, not on import
+
+    dfa = node.dfa
+    return bool(reaches_accepting(dfa.table, dfa.accepting, np.ones(dfa.n_classes, dtype=np.bool_)))
+
+
+def callees(node: ir.Node) -> tuple[str, ...]:
+    """Names of the rules `node` calls, in first-appearance order (a rule DFA's call columns)."""
+    return ir.fact(node, "_callees", _find_callees)
+
+
+def _find_callees(n: ir.Node) -> tuple[str, ...]:
+    if isinstance(n, ir.RuleRef):
+        return (n.name,)
+    if isinstance(n, (ir.Concat, ir.Alt)):
+        parts = [callees(m) for m in n.items]
+    elif isinstance(n, ir.Repeat):
+        return callees(n.item)
+    elif isinstance(n, ir.Graph):
+        parts = [callees(e[2]) for e in n.edges]
+    else:
+        return ()
+    parts = [p for p in parts if p]
+    if len(parts) <= 1:
+        return parts[0] if parts else ()
+    return tuple(dict.fromkeys(name for p in parts for name in p))
+
+
+class _Fact:
+    """A boolean fact about nodes, memoized per analysis; for nodes that call no rule it does
+    not depend on the analysis and is remembered on the node (`ground`)."""
+
+    ground = ""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, bool] = {}
+
+    def __call__(self, node: ir.Node) -> bool:
+        if not callees(node):
+            return ir.fact(node, self.ground, self._eval)
+        key = id(node)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._eval(node)
+        return hit
+
+    def _eval(self, node: ir.Node) -> bool:
+        raise NotImplementedError
+
+
+class _Derives(_Fact):
+    """Does a node derive a string, rule calls counting as derivable where `live` says so."""
+
+    ground = "_derives"
+
+    def __init__(self, live: Live) -> None:
+        super().__init__()
+        self.live = live
+
+    def _eval(self, node: ir.Node) -> bool:
+        if isinstance(node, ir.Chars):
+            return bool(_sequences(node.ranges))
+        if isinstance(node, ir.Concat):
+            return all(self(n) for n in node.items)
+        if isinstance(node, ir.Alt):
+            return any(self(n) for n in node.items)
+        if isinstance(node, ir.Repeat):
+            return node.min == 0 or self(node.item)
+        if isinstance(node, ir.RuleRef):
+            return self.live(node.name)
+        if isinstance(node, ir.Embedded):
+            return _embedded_nonempty(node)
+        if isinstance(node, ir.Graph):
+            return node.start in _live_states(node, self)
+        raise TypeError(f"not an IR node: {node!r}")
+
+
+def _live_states(g: ir.Graph, derives: Callable[[ir.Node], bool]) -> set[int]:
+    """States of `g` from which a final state is reachable over edges that derive something."""
+    into: dict[int, list[int]] = {}
+    for u, v, node in g.edges:
+        if derives(node):
+            into.setdefault(v, []).append(u)
+    return _search(into, g.finals)
+
+
+def _search(adjacent: dict[int, list[int]], starts) -> set[int]:
+    seen = set(starts)
+    todo = list(seen)
+    while todo:
+        for v in adjacent.get(todo.pop(), ()):
+            if v not in seen:
+                seen.add(v)
+                todo.append(v)
+    return seen
+
+
+class _Nullable(_Fact):
+    """Does a node derive the empty string (calls of `nullable` rules derive it)."""
+
+    ground = "_nullable"
+
+    def __init__(self, nullable: set[str]) -> None:
+        super().__init__()
+        self.nullable = nullable
+
+    def _eval(self, node: ir.Node) -> bool:
+        if isinstance(node, ir.Chars):
+            return False
+        if isinstance(node, ir.Concat):
+            return all(self(n) for n in node.items)
+        if isinstance(node, ir.Alt):
+            return any(self(n) for n in node.items)
+        if isinstance(node, ir.Repeat):
+            return node.min == 0 or self(node.item)
+        if isinstance(node, ir.RuleRef):
+            return node.name in self.nullable
+        if isinstance(node, ir.Embedded):
+            return bool(node.dfa.accepting[0])
+        if isinstance(node, ir.Graph):
+            reached = _reach(node, node.start, self)
+            return any(f in reached for f in node.finals)
+        raise TypeError(f"not an IR node: {node!r}")
+
+
+def _reach(g: ir.Graph, start: int, through: Callable[[ir.Node], bool]) -> set[int]:
+    """States of `g` reachable from `start` over edges whose node satisfies `through`."""
+    out: dict[int, list[int]] = {}
+    for u, v, node in g.edges:
+        if through(node):
+            out.setdefault(u, []).append(v)
+    return _search(out, (start,))
+
+
+def _fixpoint(rules: Mapping[str, ir.Node], callers: Mapping[str, set[str]], holds: Callable[[set[str]], Callable[[ir.Node], bool]]) -> set[str]:
+    """The least set of rules whose IR satisfies `holds(set)`: rules are evaluated callees first
+    (translators add a rule before the rules it calls) and again when one of their callees joins."""
+    found: set[str] = set()
+    todo = list(rules)  # popped from the end: the rules added last first
+    queued = set(todo)
+    while todo:
+        name = todo.pop()
+        queued.discard(name)
+        if name in found or not holds(found)(rules[name]):
+            continue
+        found.add(name)
+        for caller in callers.get(name, ()):
+            if caller not in found and caller not in queued:
+                queued.add(caller)
+                todo.append(caller)
+    return found
+
+
+def productive_rules(rules: Mapping[str, ir.Node], callers: Mapping[str, set[str]]) -> set[str]:
+    """The rules that derive at least one string. `callers[k]`: the rules that call k."""
+    return _fixpoint(rules, callers, lambda found: _Derives(found.__contains__))
+
+
+def nullable_rules(rules: Mapping[str, ir.Node], callers: Mapping[str, set[str]]) -> set[str]:
+    """The rules that derive the empty string."""
+    return _fixpoint(rules, callers, _Nullable)
+
+
+def first_calls(node: ir.Node, live: Live, nullable: set[str]) -> set[str]:
+    """The rules `node` may call before reading a byte, in some complete derivation (calls of
+    rules that `live` rejects derive nothing)."""
+    derives = _Derives(live)
+    empty = _Nullable(nullable)
+    out: set[str] = set()
+    if not derives(node):
+        return out
+    todo = [node]
+    seen: set[int] = set()
+    while todo:  # every node on the stack derives something and lies on a derivation
+        n = todo.pop()
+        if id(n) in seen or not callees(n):
+            continue
+        seen.add(id(n))
+        if isinstance(n, ir.RuleRef):
+            out.add(n.name)
+        elif isinstance(n, ir.Concat):
+            if all(derives(m) for m in n.items):
+                for m in n.items:
+                    todo.append(m)
+                    if not empty(m):
+                        break
+        elif isinstance(n, ir.Alt):
+            todo.extend(m for m in n.items if derives(m))
+        elif isinstance(n, ir.Repeat):
+            if (node_max := n.max) is None or node_max >= 1:
+                if derives(n.item):
+                    todo.append(n.item)
+        elif isinstance(n, ir.Graph):
+            live_states = _live_states(n, derives)
+            if n.start in live_states:
+                usable = [(a, b, m) for a, b, m in n.edges if b in live_states and derives(m)]
+                sub = ir.Graph(n.n_states, n.start, n.finals, tuple(usable))
+                reached = _reach(sub, n.start, empty)
+                todo.extend(m for a, _, m in usable if a in reached)
+    return out
+
+
+def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
+    """`node` with the calls of `dead` rules replaced by NOTHING (the same language over the
+    other rules' calls)."""
+    memo: dict[int, ir.Node] = {}
+
+    def go(n: ir.Node) -> ir.Node:
+        hit = memo.get(id(n))
+        if hit is not None:
+            return hit
+        if isinstance(n, ir.RuleRef):
+            out: ir.Node = ir.NOTHING if n.name in dead else n
+        elif isinstance(n, ir.Concat):
+            out = _same_or(n, ir.Concat, tuple(go(m) for m in n.items))
+        elif isinstance(n, ir.Alt):
+            out = _same_or(n, ir.Alt, tuple(go(m) for m in n.items))
+        elif isinstance(n, ir.Repeat):
+            item = go(n.item)
+            out = n if item is n.item else ir.Repeat(item, n.min, n.max)
+        elif isinstance(n, ir.Graph):
+            edges = tuple((a, b, go(m)) for a, b, m in n.edges)
+            out = n if all(e[2] is f[2] for e, f in zip(edges, n.edges)) else ir.Graph(n.n_states, n.start, n.finals, edges)
+        else:
+            out = n
+        memo[id(n)] = out
+        return out
+
+    return go(node)
+
+
+def _same_or(n, cls, items: tuple) -> ir.Node:
+    return n if all(a is b for a, b in zip(items, n.items)) else cls(items)

@@ -1,0 +1,139 @@
+"""Rule facts read from IR (derives something, nullable, first calls) equal what the rule DFAs
+say, and compile_rules builds a rule's DFA only when it is first used."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constrain import GrammarError, LimitExceededError
+from constrain.automata import ir
+from constrain.automata.dfa import minimize
+from constrain.automata.rule_facts import callees, first_calls, nullable_rules, productive_rules
+from constrain.automata.rules import _rule_dfa, compile_rules
+from constrain.errors import EmptyLanguageError
+from constrain.limits import Limits
+
+NAMES = ["r0", "r1", "r2", "r3"]
+
+
+def _node(depth: int):
+    leaf = st.one_of(
+        st.sampled_from([ir.literal("a"), ir.literal("bc"), ir.EMPTY, ir.NOTHING]),
+        st.sampled_from(NAMES).map(ir.RuleRef),
+    )
+    if depth == 0:
+        return leaf
+    sub = _node(depth - 1)
+    return st.one_of(
+        leaf,
+        st.lists(sub, min_size=2, max_size=3).map(lambda xs: ir.Concat(tuple(xs))),
+        st.lists(sub, min_size=2, max_size=3).map(lambda xs: ir.Alt(tuple(xs))),
+        st.tuples(sub, st.integers(0, 2), st.sampled_from([0, 1, 2, None])).map(
+            lambda t: ir.Repeat(t[0], t[1], None if t[2] is None else t[1] + t[2])),
+        st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), sub), max_size=4).map(
+            lambda es: ir.Graph(3, 0, (2,), tuple(es))),
+    )
+
+
+grammars = st.lists(_node(2), min_size=4, max_size=4).map(lambda nodes: dict(zip(NAMES, nodes)))
+
+
+def _dfa(node):
+    lim = Limits()
+    return _rule_dfa(node, lim.max_nfa_states, lim.max_dfa_states, lim.max_compile_seconds)
+
+
+def _reach(dfa, cols) -> set[int]:
+    seen, todo = {0}, [0]
+    while todo:
+        q = todo.pop()
+        for col in cols:
+            t = int(dfa.table[q, col])
+            if t >= 0 and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def _fixpoint(dfas, with_bytes: bool) -> set[str]:
+    """Rules whose DFA reaches acceptance over (bytes and) calls of rules already found."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, (dfa, cs) in dfas.items():
+            cols = set(dfa.byte_classes.tolist()) if with_bytes else set()
+            cols |= {int(dfa.call_classes[k]) for k, c in enumerate(cs) if c in found}
+            if name not in found and any(dfa.accepting[q] for q in _reach(dfa, cols)):
+                found.add(name)
+                changed = True
+    return found
+
+
+def _callers(rules):
+    out: dict[str, set[str]] = {}
+    for name, node in rules.items():
+        for c in callees(node):
+            out.setdefault(c, set()).add(name)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(grammars)
+def test_productive_and_nullable_equal_the_dfa_view(rules):
+    dfas = {name: _dfa(node) for name, node in rules.items()}
+    assert productive_rules(rules, _callers(rules)) == _fixpoint(dfas, True)
+    assert nullable_rules(rules, _callers(rules)) == _fixpoint(dfas, False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(grammars)
+def test_first_calls_equal_the_trimmed_dfa_view(rules):
+    """The calls before any byte, as a rule's DFA shows them once the columns of calls that
+    derive nothing are cut and the states only they kept alive are trimmed."""
+    dfas = {name: _dfa(node) for name, node in rules.items()}
+    prod, null = _fixpoint(dfas, True), _fixpoint(dfas, False)
+    for name in prod:
+        dfa, cs = dfas[name]
+        table = dfa.table.copy()
+        dead_cols = {int(dfa.call_classes[k]) for k, c in enumerate(cs) if c not in prod}
+        dead_cols -= {int(dfa.call_classes[k]) for k, c in enumerate(cs) if c in prod}
+        table[:, sorted(dead_cols)] = -1
+        try:
+            trimmed = minimize(list(dfa.byte_classes) + list(dfa.call_classes), table, dfa.accepting, len(cs))
+        except EmptyLanguageError:
+            continue
+        expected = set()
+        for q in _reach(trimmed, {int(trimmed.call_classes[k]) for k, c in enumerate(cs) if c in null}):
+            expected |= {c for k, c in enumerate(cs) if c in prod and trimmed.table[q, trimmed.call_classes[k]] >= 0}
+        assert first_calls(rules[name], prod.__contains__, null) == expected
+
+
+def test_rule_dfas_are_built_on_first_use():
+    rules = {
+        "start": ir.alt(ir.literal("x"), ir.concat(ir.literal("y"), ir.RuleRef("later"))),
+        "later": ir.concat(ir.literal("z"), ir.RuleRef("more")),
+        "more": ir.literal("w"),
+        "again": ir.concat(ir.literal("z"), ir.RuleRef("more")),  # the same IR as "later"
+    }
+    rs = compile_rules(rules, "start")
+    assert rs.n_built == 0
+    assert rs.dfas[rs.start].accepts(b"x")
+    assert rs.n_built == 1
+    later, again = rs.names.index("later"), rs.names.index("again")
+    assert rs.rule(later) is rs.rule(again)  # equal IR: one DFA, one set of calls
+    assert not rs.dfas[later].table.flags.writeable  # shared between grammars: read-only
+
+
+def test_limits_and_errors_stay_at_compile_time():
+    big = ir.repeat(ir.literal("abcdefgh"), 1000, 1000)
+    with pytest.raises(LimitExceededError, match="NFA size"):
+        compile_rules({"s": ir.concat(ir.literal("a"), ir.RuleRef("big")), "big": big}, "s", Limits(max_nfa_states=5000))
+    with pytest.raises(GrammarError, match="left-recursive"):  # even in a rule that derives nothing
+        compile_rules({"s": ir.alt(ir.literal("a"), ir.RuleRef("loop")), "loop": ir.RuleRef("loop")}, "s")
+    rs = compile_rules({"s": ir.alt(ir.literal("a"), ir.concat(ir.literal("b"), ir.RuleRef("dead"))),
+                        "dead": ir.concat(ir.literal("c"), ir.RuleRef("dead"))}, "s")
+    assert rs.calls[rs.start] == ((),) * rs.dfas[rs.start].n_states  # the dead call is gone
+    assert not rs.dfas[rs.start].accepts(b"b")
