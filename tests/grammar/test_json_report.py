@@ -12,7 +12,7 @@ def test_keywords_are_classified_with_their_pointers():
         "x-vendor": 1,
         "properties": {
             "a": {"type": "number", "multipleOf": 0.123456789},
-            "d": {"type": "string", "format": "uri"},
+            "d": {"type": "string", "format": "iri"},
             "e": {"items": [{"$dynamicRef": "#node"}]},
             "f": {"anyOf": [{"minimum": 1}, {"not": {"const": 2}}]},
         },
