@@ -64,6 +64,7 @@ class DistinctCallsAutomaton:
         self.all_settling = frozenset(self.after_item | self.finals)
         self._token_sets: dict[tuple, np.ndarray] = {}
         self._killed_rows: OrderedDict[Any, np.ndarray] = OrderedDict()
+        self._outside: dict[frozenset, np.ndarray] = {}  # rows of states outside marked arrays
         self._no_rows: dict[Any, np.ndarray] = {}  # (no state is cached here: see row_cache)
         self._frames_memo: dict[Any, tuple] = {}
         self._deepest_memo: dict[Any, int] = {}
@@ -131,7 +132,7 @@ class DistinctCallsAutomaton:
 
     def stats(self) -> dict[str, int]:
         out = dict(self.inner.stats())
-        out["distinct_rows_cached"] = len(self._killed_rows)
+        out["distinct_rows_cached"] = len(self._killed_rows) + len(self._outside)
         return out
 
     def advance(self, state: tuple, data: bytes) -> Optional[tuple]:
@@ -162,10 +163,20 @@ class DistinctCallsAutomaton:
 
     def mask_row(self, state: tuple) -> np.ndarray:
         stacks, pairs = state
-        base = self.inner.mask_row(stacks)
-        hit = self._killed_rows.get(state)
-        if hit is not None:
+        if pairs is None:  # outside every marked array: the row depends on the stacks alone
+            hit = self._outside.get(stacks)
+            if hit is None:
+                hit = self._outside.setdefault(stacks, self._row(state))
             return hit
+        hit = self._killed_rows.get(state)
+        if hit is None:
+            hit = self._row(state)
+        return hit
+
+    def _row(self, state: tuple) -> np.ndarray:
+        """The inner row minus the candidates that stepping refuses."""
+        stacks, pairs = state
+        base = self.inner.mask_row(stacks)
         cands = self._candidates(pairs)
         ids = np.flatnonzero(np.unpackbits(base.view(np.uint8) & cands, bitorder="little"))
         killed = self._killed(state, ids.tolist())
@@ -176,9 +187,10 @@ class DistinctCallsAutomaton:
             words[t >> 5] &= ~np.uint32(1 << (t & 31))
         row = words.view(np.int32)
         row.setflags(write=False)
-        self._killed_rows[state] = row
-        if len(self._killed_rows) > _MAX_KILLED_ROWS:
-            self._killed_rows.popitem(last=False)
+        if pairs is not None:
+            self._killed_rows[state] = row
+            if len(self._killed_rows) > _MAX_KILLED_ROWS:
+                self._killed_rows.popitem(last=False)
         return row
 
     def _killed(self, state: tuple, ids: list[int]) -> list[int]:
