@@ -116,8 +116,11 @@ class DFA:
 def _byte_classes(lo: np.ndarray, hi: np.ndarray, alphabet: int = 256) -> np.ndarray:
     """Partition the alphabet (bytes, then call symbols) into intervals no edge [lo, hi]
     splits; returns the class per symbol. Bytes and calls never share a class."""
-    cuts = np.unique(np.concatenate((np.array([0, 256, alphabet]), lo, hi + 1)))
-    return (np.searchsorted(cuts[:-1], np.arange(alphabet), side="right") - 1).astype(np.int32)
+    starts = np.zeros(alphabet + 1, dtype=np.bool_)
+    starts[[0, 256]] = True
+    starts[lo] = True
+    starts[hi + 1] = True
+    return (np.cumsum(starts[:alphabet]) - 1).astype(np.int32)
 
 
 def _csr(src: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

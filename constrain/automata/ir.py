@@ -127,6 +127,30 @@ class Embedded:
     dfa: object  # constrain.automata.dfa.DFA (untyped here to keep ir free of imports)
 
 
+class Deferred(Embedded):
+    """An Embedded DFA built on the first use of `.dfa`: most rules of a grammar are never
+    reached by the first masks, so the automata only they need wait. Its language must be
+    non-empty and lack the empty string (rule facts take both for granted), and have at most
+    `max_states` states (NFA sizes are checked against that bound before the DFA exists)."""
+
+    def __init__(self, make: Callable[[], object], max_states: int) -> None:
+        object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "max_states", max_states)
+
+    @property
+    def dfa(self) -> object:  # type: ignore[override]
+        built = self.__dict__.get("_dfa")
+        if built is None:
+            built = self.__dict__.setdefault("_dfa", self._make())  # a racing build made the same
+        return built
+
+    def __repr__(self) -> str:
+        return f"Deferred(max_states={self.max_states})"
+
+    def __reduce__(self) -> tuple:
+        return Embedded, (self.dfa,)
+
+
 @_cached_hash
 @dataclass(frozen=True)
 class Graph:

@@ -15,91 +15,110 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _mark(e, elems, loc, sidx, first, mid, touched, n_touched):
-    s = sidx[e]
-    i = loc[e]
-    j = mid[s]
-    if i >= j:
-        other = elems[j]
-        elems[i] = other
-        loc[other] = i
-        elems[j] = e
-        loc[e] = j
-        mid[s] = j + 1
-        if j == first[s]:
-            touched[n_touched] = s
-            n_touched += 1
-    return n_touched
+# A refinable partition is one int64 array P of shape (6, size + 1): rows ELEMS (elements,
+# grouped by set), LOC (where each element is in ELEMS), SIDX (its set), FIRST / END / MID per
+# set (its slice of ELEMS; marked elements come first, up to MID). One array, not six, because
+# numba counts references on every array passed to a call: in these loops that cost more than
+# the work.
+ELEMS, LOC, SIDX, FIRST, END, MID = range(6)
 
 
 @numba.njit(cache=True, nogil=True)
-def _split(elems, sidx, first, end, mid, touched, n_touched, n_sets):
+def _partition(size):
+    p = np.zeros((6, size + 1), dtype=np.int64)
+    for i in range(size):
+        p[ELEMS, i] = i
+        p[LOC, i] = i
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _mark_all(p, touched, elements, lo, hi, through):
+    """Mark elements[through[k]] for k in lo..hi (through[k] itself if `through` is empty);
+    touched[0] counts the sets marked for the first time, listed in touched[1:]."""
+    for k in range(lo, hi):
+        e = through[k] if through.shape[0] else k
+        e = elements[e] if elements.shape[0] else e
+        s = p[SIDX, e]
+        i = p[LOC, e]
+        j = p[MID, s]
+        if i >= j:
+            other = p[ELEMS, j]
+            p[ELEMS, i] = other
+            p[LOC, other] = i
+            p[ELEMS, j] = e
+            p[LOC, e] = j
+            p[MID, s] = j + 1
+            if j == p[FIRST, s]:
+                touched[0] += 1
+                touched[touched[0]] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def _split(p, touched, n_sets):
     """Split every touched set into its marked and unmarked parts; the smaller part becomes a
     new set appended at index n_sets (so a set already used as a splitter keeps the bigger
     part, and only the smaller one is queued). Returns the new number of sets."""
-    for k in range(n_touched):
+    for k in range(1, touched[0] + 1):
         s = touched[k]
-        m = mid[s]
-        if m == end[s]:
-            mid[s] = first[s]
+        m = p[MID, s]
+        if m == p[END, s]:
+            p[MID, s] = p[FIRST, s]
             continue
         z = n_sets
         n_sets += 1
-        if m - first[s] <= end[s] - m:
-            first[z] = first[s]
-            end[z] = m
-            first[s] = m
+        if m - p[FIRST, s] <= p[END, s] - m:
+            p[FIRST, z] = p[FIRST, s]
+            p[END, z] = m
+            p[FIRST, s] = m
         else:
-            first[z] = m
-            end[z] = end[s]
-            end[s] = m
-        mid[s] = first[s]
-        mid[z] = first[z]
-        for i in range(first[z], end[z]):
-            sidx[elems[i]] = z
+            p[FIRST, z] = m
+            p[END, z] = p[END, s]
+            p[END, s] = m
+        p[MID, s] = p[FIRST, s]
+        p[MID, z] = p[FIRST, z]
+        for i in range(p[FIRST, z], p[END, z]):
+            p[SIDX, p[ELEMS, i]] = z
+    touched[0] = 0
     return n_sets
 
 
 @numba.njit(cache=True, nogil=True)
-def _refine(n, tails, labels, heads, accepting):
+def _refine(n, tails, labels, heads, accepting, n_labels):
     m = tails.shape[0]
-    # Blocks: a refinable partition of the states.
-    b_elems = np.arange(n).astype(np.int64)
-    b_loc = np.arange(n).astype(np.int64)
-    b_sidx = np.zeros(n, dtype=np.int64)
-    b_first = np.zeros(n + 1, dtype=np.int64)
-    b_end = np.zeros(n + 1, dtype=np.int64)
-    b_mid = np.zeros(n + 1, dtype=np.int64)
-    b_end[0] = n
-    touched = np.zeros(max(n, m) + 1, dtype=np.int64)
-    nt = 0
-    for s in range(n):
-        if accepting[s]:
-            nt = _mark(s, b_elems, b_loc, b_sidx, b_first, b_mid, touched, nt)
-    n_blocks = _split(b_elems, b_sidx, b_first, b_end, b_mid, touched, nt, 1)
+    none = np.empty(0, dtype=np.int64)
+    touched = np.zeros(max(n, m) + 2, dtype=np.int64)
+    # Blocks: a refinable partition of the states, first split by acceptance.
+    blocks = _partition(n)
+    blocks[END, 0] = n
+    acc = np.flatnonzero(accepting).astype(np.int64)
+    _mark_all(blocks, touched, none, 0, acc.shape[0], acc)
+    n_blocks = _split(blocks, touched, 1)
     if m == 0:
-        return b_sidx
-    # Cords: a refinable partition of the transitions, initially by label.
-    order = np.argsort(labels, kind="mergesort")
-    c_elems = order.astype(np.int64)
-    c_loc = np.empty(m, dtype=np.int64)
-    c_sidx = np.empty(m, dtype=np.int64)
-    c_first = np.zeros(m + 1, dtype=np.int64)
-    c_end = np.zeros(m + 1, dtype=np.int64)
-    c_mid = np.zeros(m + 1, dtype=np.int64)
+        return blocks[SIDX, :n].copy()
+    # Cords: a refinable partition of the transitions, initially by label (counting sort).
+    cords = _partition(m)
+    count = np.zeros(n_labels + 1, dtype=np.int64)
+    for t in range(m):
+        count[labels[t] + 1] += 1
+    for c in range(n_labels):
+        count[c + 1] += count[c]
     n_cords = 0
-    for i in range(m):
-        t = c_elems[i]
-        c_loc[t] = i
-        if i == 0 or labels[t] != labels[c_elems[i - 1]]:
-            if i > 0:
-                c_end[n_cords - 1] = i
-            c_first[n_cords] = i
-            c_mid[n_cords] = i
+    for c in range(n_labels):
+        if count[c + 1] > count[c]:
+            cords[FIRST, n_cords] = count[c]
+            cords[END, n_cords] = count[c + 1]
+            cords[MID, n_cords] = count[c]
             n_cords += 1
-        c_sidx[t] = n_cords - 1
-    c_end[n_cords - 1] = m
+    fill = count[:-1].copy()
+    for t in range(m):
+        i = fill[labels[t]]
+        fill[labels[t]] = i + 1
+        cords[ELEMS, i] = t
+        cords[LOC, t] = i
+    for c in range(n_cords):
+        for i in range(cords[FIRST, c], cords[END, c]):
+            cords[SIDX, cords[ELEMS, i]] = c
     # Incoming transitions per state.
     in_ptr = np.zeros(n + 1, dtype=np.int64)
     for t in range(m):
@@ -114,20 +133,16 @@ def _refine(n, tails, labels, heads, accepting):
     b = 1
     c = 0
     while c < n_cords:
-        nt = 0
-        for i in range(c_first[c], c_end[c]):
-            nt = _mark(tails[c_elems[i]], b_elems, b_loc, b_sidx, b_first, b_mid, touched, nt)
-        n_blocks = _split(b_elems, b_sidx, b_first, b_end, b_mid, touched, nt, n_blocks)
+        _mark_all(blocks, touched, tails, cords[FIRST, c], cords[END, c], cords[ELEMS])
+        n_blocks = _split(blocks, touched, n_blocks)
         c += 1
         while b < n_blocks:
-            nt = 0
-            for i in range(b_first[b], b_end[b]):
-                s = b_elems[i]
-                for k in range(in_ptr[s], in_ptr[s + 1]):
-                    nt = _mark(in_list[k], c_elems, c_loc, c_sidx, c_first, c_mid, touched, nt)
-            n_cords = _split(c_elems, c_sidx, c_first, c_end, c_mid, touched, nt, n_cords)
+            for i in range(blocks[FIRST, b], blocks[END, b]):
+                s = blocks[ELEMS, i]
+                _mark_all(cords, touched, none, in_ptr[s], in_ptr[s + 1], in_list)
+            n_cords = _split(cords, touched, n_cords)
             b += 1
-    return b_sidx
+    return blocks[SIDX, :n].copy()
 
 
 def equivalence_blocks(table: np.ndarray, accepting: np.ndarray) -> np.ndarray:
@@ -141,6 +156,7 @@ def equivalence_blocks(table: np.ndarray, accepting: np.ndarray) -> np.ndarray:
         labels.astype(np.int64),
         heads.astype(np.int64),
         accepting.astype(np.bool_),
+        table.shape[1],
     )
 
 

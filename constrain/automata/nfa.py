@@ -155,8 +155,8 @@ class _Builder:
 
 
 def nfa_states(node: ir.Node) -> int:
-    """How many states build_nfa(node) makes, without making them: rules whose DFAs are built
-    lazily are still held to max_nfa_states when the grammar is compiled."""
+    """How many states build_nfa(node) makes (at most, with Deferred DFAs), without making
+    them: rules whose DFAs are built lazily are still held to max_nfa_states at compile time."""
     return 1 + _size(node)
 
 
@@ -177,6 +177,8 @@ def _count(n: ir.Node) -> int:
         return n.min * item + (1 + item if n.max is None else 1 + (n.max - n.min) * (1 + item))
     if isinstance(n, ir.RuleRef):
         return 1
+    if isinstance(n, ir.Deferred):
+        return 1 + n.max_states  # a bound: the DFA may not exist yet
     if isinstance(n, ir.Embedded):
         return 1 + n.dfa.n_states
     if isinstance(n, ir.Graph):

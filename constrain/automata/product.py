@@ -79,7 +79,9 @@ def expand(ta, tb, rep_a, rep_b, keep_b_dead, pairs, rows, slots, k, cnt, k_stop
             if na < 0 or (nb < 0 and not keep_b_dead):
                 continue
             key = na * nb1 + nb + 1
-            h = _slot(slots, key, mask)
+            h = (key * 2654435761 + (key >> 17)) & mask  # _slot, written out (see subset.expand)
+            while slots[h, 0] >= 0 and slots[h, 0] != key:
+                h = (h + 1) & mask
             if slots[h, 0] < 0:
                 if cnt >= max_states:
                     return pairs, rows, slots, k, cnt, TOO_MANY

@@ -22,6 +22,9 @@ Live = Callable[[str], bool]
 def _embedded_nonempty(node: ir.Embedded) -> bool:
     from .reach import reaches_accepting  # numba loads on the first compile, not on import
 
+    if isinstance(node, ir.Deferred):
+        return True  # by its contract, without building it
+
     dfa = node.dfa
     return bool(reaches_accepting(dfa.table, dfa.accepting, np.ones(dfa.n_classes, dtype=np.bool_)))
 
@@ -138,7 +141,7 @@ class _Nullable(_Fact):
         if isinstance(node, ir.RuleRef):
             return node.name in self.nullable
         if isinstance(node, ir.Embedded):
-            return bool(node.dfa.accepting[0])
+            return not isinstance(node, ir.Deferred) and bool(node.dfa.accepting[0])
         if isinstance(node, ir.Graph):
             reached = _reach(node, node.start, self)
             return any(f in reached for f in node.finals)

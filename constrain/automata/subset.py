@@ -119,7 +119,11 @@ def start(n_cls, start_state, eps_ptr, eps_dst, important):
 def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_ptr, set_data, slots, stamp, k, cnt, k_stop, max_states):
     """Fill rows k.. until every DFA state is expanded (DONE), row `k_stop` is reached
     (PAUSED), or a new state would be number `max_states` (TOO_MANY).
-    Returns (rows, set_ptr, set_data, slots, k, cnt, status)."""
+    Returns (rows, set_ptr, set_data, slots, k, cnt, status).
+
+    The closure, hash and lookup of each target set are written out here rather than called:
+    numba counts references on every array passed to a call, which costs more than the work
+    in a loop run once per (state, class)."""
     n = important.shape[0]
     n_cls = rows.shape[1]
     stack = np.empty(n, dtype=np.int64)
@@ -143,7 +147,8 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
             cls_ptr[c + 1] += cls_ptr[c]
         if cls_ptr[n_cls] > seeds.shape[0]:
             seeds = np.empty(2 * cls_ptr[n_cls], dtype=np.int64)
-        fill[:] = cls_ptr[:-1]
+        for c in range(n_cls):
+            fill[c] = cls_ptr[c]
         for i in range(lo, hi):
             s = set_data[i]
             for e in range(e_ptr[s], e_ptr[s + 1]):
@@ -156,25 +161,82 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
             if a == b:
                 continue
             if prev >= 0 and cls_ptr[prev + 1] - cls_ptr[prev] == b - a:
-                if (seeds[cls_ptr[prev] : cls_ptr[prev + 1]] == seeds[a:b]).all():
+                same = True
+                pa = cls_ptr[prev]
+                for i in range(b - a):
+                    if seeds[pa + i] != seeds[a + i]:
+                        same = False
+                        break
+                if same:
                     rows[k, c] = rows[k, prev]
                     prev = c
                     continue
             prev = c
+            # The important states epsilon-reachable from the seeds, sorted, into out[:m].
             tag += 1
-            m = _closure(seeds[a:b], eps_ptr, eps_dst, important, stamp, tag, stack, out)
-            members = out[:m]
-            h = _hash(members)
-            i = _find(slots, set_ptr, set_data, members, h)
-            j = slots[i, 1]
+            top = 0
+            m = 0
+            for i in range(a, b):
+                s = seeds[i]
+                if stamp[s] != tag:
+                    stamp[s] = tag
+                    stack[top] = s
+                    top += 1
+            while top > 0:
+                top -= 1
+                u = stack[top]
+                if important[u]:
+                    out[m] = u
+                    m += 1
+                for e in range(eps_ptr[u], eps_ptr[u + 1]):
+                    v = eps_dst[e]
+                    if stamp[v] != tag:
+                        stamp[v] = tag
+                        stack[top] = v
+                        top += 1
+            if m <= 32:
+                for i in range(1, m):
+                    x = out[i]
+                    j = i - 1
+                    while j >= 0 and out[j] > x:
+                        out[j + 1] = out[j]
+                        j -= 1
+                    out[j + 1] = x
+            else:
+                out[:m].sort()
+            h = np.int64(m)
+            for i in range(m):
+                h = h * 1000003 + out[i]
+            # Look the set up (open addressing over (hash, state id) slots).
+            mask = slots.shape[0] - 1
+            i = (h ^ (h >> 29)) & mask
+            j = -1
+            while slots[i, 1] >= 0:
+                if slots[i, 0] == h:
+                    j = slots[i, 1]
+                    base = set_ptr[j]
+                    if set_ptr[j + 1] - base == m:
+                        for x in range(m):
+                            if set_data[base + x] != out[x]:
+                                j = -1
+                                break
+                        if j >= 0:
+                            break
+                    j = -1
+                i = (i + 1) & mask
             if j < 0:
                 if cnt >= max_states:
                     return rows, set_ptr, set_data, slots, k, cnt, TOO_MANY
-                rows, set_ptr, set_data, slots = _grow(rows, set_ptr, set_data, slots, cnt, m)
-                i = _find(slots, set_ptr, set_data, members, h)
+                if cnt + 1 >= rows.shape[0] or set_ptr[cnt] + m > set_data.shape[0] or 2 * (cnt + 1) > slots.shape[0]:
+                    rows, set_ptr, set_data, slots = _grow(rows, set_ptr, set_data, slots, cnt, m)
+                    mask = slots.shape[0] - 1
+                    i = (h ^ (h >> 29)) & mask
+                    while slots[i, 1] >= 0:
+                        i = (i + 1) & mask
                 j = cnt
                 base = set_ptr[cnt]
-                set_data[base : base + m] = members
+                for x in range(m):
+                    set_data[base + x] = out[x]
                 set_ptr[cnt + 1] = base + m
                 slots[i, 0] = h
                 slots[i, 1] = j

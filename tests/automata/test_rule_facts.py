@@ -137,3 +137,27 @@ def test_limits_and_errors_stay_at_compile_time():
                         "dead": ir.concat(ir.literal("c"), ir.RuleRef("dead"))}, "s")
     assert rs.calls[rs.start] == ((),) * rs.dfas[rs.start].n_states  # the dead call is gone
     assert not rs.dfas[rs.start].accepts(b"b")
+
+
+def test_deferred_dfas_wait_for_their_rule():
+    """compile_rules settles a rule with a Deferred DFA from its contract (non-empty, no empty
+    string, a size bound); the DFA is built when the rule is, once."""
+    from constrain.automata import regex_to_dfa
+
+    built = []
+
+    def make():
+        built.append(1)
+        return regex_to_dfa('"[a-z]+"')
+
+    key = ir.Deferred(make, 10)
+    rules = {"start": ir.alt(ir.literal("{}"), ir.RuleRef("member")), "member": ir.concat(key, ir.literal(":1"))}
+    rs = compile_rules(rules, "start")
+    assert built == []
+    with pytest.raises(LimitExceededError, match="NFA size"):  # the bound counts, not the DFA
+        compile_rules(rules, "start", Limits(max_nfa_states=12))
+    assert built == []
+    member = rs.names.index("member")
+    assert rs.dfas[member].accepts(b'"ab":1') and not rs.dfas[member].accepts(b'"":1')
+    assert rs.dfas[member] is rs.dfas[member] and built == [1]
+    assert key.dfa is key.dfa and built == [1]

@@ -13,8 +13,10 @@ from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 from ...automata import compile_ir, ir
+from ...automata.algebra import difference
+from ...limits import Limits
 from .lexical import quoted, string_body, string_literal
-from .spelled_keys import other_keys_dfa
+from .spelled_keys import other_keys_bound, other_keys_dfa
 
 
 @lru_cache(maxsize=1)
@@ -29,9 +31,15 @@ def other_keys(named: Sequence[str]) -> ir.Node:
 
 @lru_cache(maxsize=1024)
 def _other_keys(named: tuple[str, ...]) -> ir.Node:
+    """Built when first needed: only the objects the first masks reach need theirs then. (Key
+    sets too large for Limits() take the product, which enforces them, at once.)"""
+    any_string = _any_string_dfa()
     if not named:
-        return ir.Embedded(_any_string_dfa())
-    return ir.Embedded(other_keys_dfa(_any_string_dfa(), named))
+        return ir.Embedded(any_string)
+    bound = other_keys_bound(any_string, named)
+    if bound > Limits().max_dfa_states:
+        return ir.Embedded(difference(any_string, compile_ir(ir.alt(*(string_literal(k) for k in named)))))
+    return ir.Deferred(lambda: other_keys_dfa(any_string, named), bound)
 
 
 def member(key: ir.Node, value: ir.Node, ws: ir.Node) -> ir.Node:

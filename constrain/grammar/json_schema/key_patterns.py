@@ -31,6 +31,8 @@ class KeyPatterns:
 
     def regions(self, named: list[str]) -> list[tuple[ir.Node, list[str]]]:
         """(keys, the patterns they match) for the other keys that match at least one pattern."""
+        if not self.encoded:
+            return []
         parts: list[tuple[DFA, tuple[int, ...]]] = [(containers.other_keys(named).dfa, ())]
         for i, dfa in enumerate(self.encoded):
             refined = []

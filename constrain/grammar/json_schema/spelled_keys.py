@@ -102,6 +102,17 @@ def other_keys_dfa(any_string: DFA, named: tuple[str, ...]) -> DFA:
     return DFA(classes, table, accepting)
 
 
+def other_keys_bound(any_string: DFA, named: tuple[str, ...]) -> int:
+    """At most how many states other_keys_dfa(any_string, named) has (without building it):
+    a trie node per byte set of every spelling, plus the copy of any_string."""
+    return 2 + any_string.n_states + sum(_spelled_length(ord(ch)) for key in named for ch in key)
+
+
+@lru_cache(maxsize=4096)
+def _spelled_length(c: int) -> int:
+    return sum(len(form) for form in spellings(c))
+
+
 def _walk(edges: list[dict[int, int]], at: list[int], a_rows: np.ndarray, node: int,
           form: list[tuple[int, ...]], last: int | None) -> int:
     """Add the path of one spelling from `node` (ending at `last`, or a new node); returns its
