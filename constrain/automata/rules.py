@@ -83,11 +83,7 @@ class RuleSet:
         return built
 
     def _compile(self, r: int) -> CompiledRule:
-        lim = self._limits
-        try:
-            dfa, _ = _rule_dfa(self.nodes[r], lim.max_nfa_states, lim.max_dfa_states, lim.max_compile_seconds)
-        except GrammarError as exc:
-            raise GrammarError(f"rule {self.names[r]!r}: {exc}") from None
+        dfa = _build_dfa(self.names[r], self.nodes[r], self._limits)
         calls = _call_edges(dfa, self.callees[r])
         return CompiledRule(dfa, calls, _exits(dfa, calls))
 
@@ -103,6 +99,18 @@ class _View(Sequence):
 
     def __getitem__(self, r):  # type: ignore[override]
         return self._rules.rule(r)[self._field]
+
+
+# Rules with larger NFAs have their DFAs built by compile_rules: those are the ones that can
+# exceed max_dfa_states or take long, and a limit should stop the compile, not a later mask.
+EAGER_NFA_STATES = 10_000
+
+
+def _build_dfa(name: str, node: ir.Node, limits: Limits) -> DFA:
+    try:
+        return _rule_dfa(node, limits.max_nfa_states, limits.max_dfa_states, limits.max_compile_seconds)[0]
+    except GrammarError as exc:
+        raise GrammarError(f"rule {name!r}: {exc}") from None
 
 
 @lru_cache(maxsize=4096)
@@ -125,7 +133,8 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
     rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
-    rule over max_nfa_states. DFAs are built later, on each rule's first use."""
+    rule over max_nfa_states (or, for large rules, max_dfa_states). The DFAs of the other rules
+    are built on each rule's first use."""
     if start not in rules:
         raise GrammarError(f"start rule {start!r} is not defined")
     names = tuple(rules)
@@ -137,8 +146,11 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
                 raise GrammarError(f"rule {name!r}: reference to unknown rule {c!r}")
             callers.setdefault(c, set()).add(name)
     for name in names:
-        if nfa_states(rules[name]) > limits.max_nfa_states:
+        size = nfa_states(rules[name])
+        if size > limits.max_nfa_states:
             raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler")
+        if size > EAGER_NFA_STATES:
+            _build_dfa(name, rules[name], limits)  # (cached: the RuleSet finds it again)
     productive = productive_rules(rules, callers)
     if start not in productive:
         exc = GrammarError("the grammar accepts no document at all (its start rule derives nothing)")

@@ -131,6 +131,11 @@ def test_limits_and_errors_stay_at_compile_time():
     big = ir.repeat(ir.literal("abcdefgh"), 1000, 1000)
     with pytest.raises(LimitExceededError, match="NFA size"):
         compile_rules({"s": ir.concat(ir.literal("a"), ir.RuleRef("big")), "big": big}, "s", Limits(max_nfa_states=5000))
+    with pytest.raises(LimitExceededError, match="max_dfa_states"):  # large rules are built at once
+        compile_rules({"s": ir.literal("x" * 11_000)}, "s", Limits(max_dfa_states=1000))
+    small = compile_rules({"s": ir.literal("x" * 900)}, "s", Limits(max_dfa_states=100))
+    with pytest.raises(LimitExceededError, match="max_dfa_states"):  # small ones on first use
+        small.rule(small.start)
     with pytest.raises(GrammarError, match="left-recursive"):  # even in a rule that derives nothing
         compile_rules({"s": ir.alt(ir.literal("a"), ir.RuleRef("loop")), "loop": ir.RuleRef("loop")}, "s")
     rs = compile_rules({"s": ir.alt(ir.literal("a"), ir.concat(ir.literal("b"), ir.RuleRef("dead"))),

@@ -50,13 +50,15 @@ class KeyPatterns:
     def rest(self, named: list[str]) -> ir.Node:
         """The other keys that match no pattern."""
         node = containers.other_keys(named)
+        if not self.encoded:
+            return node  # (its DFA may wait: see containers.other_keys)
         dfa = node.dfa
         for encoded in self.encoded:
             try:
                 dfa = difference(dfa, encoded)
             except EmptyLanguageError:
                 return ir.NOTHING
-        return ir.Embedded(dfa) if self.encoded else node
+        return ir.Embedded(dfa)
 
 
 def quoted_spellings(node: ir.Node) -> ir.Node:

@@ -36,6 +36,10 @@ class ValueChecker:
         standard = {k: v for k, v in schema.items() if k not in INTERNAL}
         if not standard:
             return True
+        if standard.keys() == {"type"}:  # `enum` next to `type`, the common case
+            known = _has_type(value, standard["type"])
+            if known is not None:
+                return known
         try:
             return self._base().evolve(schema=standard).is_valid(value)
         except Exception as exc:  # an unresolvable $ref, a regex it cannot compile...
@@ -56,6 +60,28 @@ class ValueChecker:
                 )
             self._validator = cls(self.root, registry=registry)
         return self._validator
+
+
+_TYPES = {
+    "null": lambda v: v is None,
+    "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+}
+
+
+def _has_type(value: Any, types: Any) -> "bool | None":
+    """`type` decided without jsonschema (whose import alone costs a second), or None where
+    drafts differ (is 1.0 an integer?) or the keyword is malformed: then jsonschema decides."""
+    names = [types] if isinstance(types, str) else types
+    if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPES for t in names):
+        return None
+    if isinstance(value, float) and "integer" in names:
+        return None
+    return any(_TYPES[t](value) for t in names)
 
 
 def _internal_ok(value: Any, schema: dict) -> bool:
