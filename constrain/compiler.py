@@ -79,7 +79,7 @@ class Compiler:
         their JSON pointer; with strict=False they are relaxed and listed in `.relaxations`.
         `resources` maps URIs to other schema documents that `$ref`s may name (multi-file
         schemas); nothing is ever fetched."""
-        from .automata.rules import compile_rules
+        from .automata.rules import NEAR_START_NFA_STATES, compile_rules
         from .grammar.json_schema.options import JsonSchemaOptions
         from .grammar.json_schema.sources import schema_to_dict
         from .grammar.json_schema.translate import Translator
@@ -103,6 +103,7 @@ class Compiler:
                 if "accepts no document" in str(exc):
                     raise UnsatisfiableSchemaError(_unsatisfiable_message(exc, translator.pointer_of)) from None
                 raise
+            rule_set.build_near_start(NEAR_START_NFA_STATES)
             automaton: Any = StackTokenAutomaton(rule_set, self.index)
             if translator.distinct:
                 automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)

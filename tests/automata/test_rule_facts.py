@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from constrain import GrammarError, LimitExceededError
 from constrain.automata import ir
 from constrain.automata.dfa import minimize
+from constrain.automata.nfa import nfa_states
 from constrain.automata.rule_facts import callees, first_calls, nullable_rules, productive_rules
 from constrain.automata.rules import _rule_dfa, compile_rules
 from constrain.errors import EmptyLanguageError
@@ -125,6 +126,26 @@ def test_rule_dfas_are_built_on_first_use():
     later, again = rs.names.index("later"), rs.names.index("again")
     assert rs.rule(later) is rs.rule(again)  # equal IR: one DFA, one set of calls
     assert not rs.dfas[later].table.flags.writeable  # shared between grammars: read-only
+
+
+def test_rules_nearest_the_start_are_built_within_a_budget():
+    """Breadth first from the start rule, while the NFAs add up to at most the budget."""
+    rules = {
+        "start": ir.concat(ir.literal("a"), ir.RuleRef("near"), ir.RuleRef("other")),
+        "near": ir.concat(ir.literal("b"), ir.RuleRef("far")),
+        "other": ir.literal("c"),
+        "far": ir.repeat(ir.literal("d"), 0, 50),
+        "unused": ir.literal("e"),
+    }
+    sizes = {name: nfa_states(node) for name, node in rules.items()}
+    rs = compile_rules(rules, "start")
+    rs.build_near_start(sizes["start"] + sizes["near"] + sizes["other"])
+    assert {rs.names[r] for r in range(rs.n_rules) if rs.built(r)} == {"start", "near", "other"}
+    rs.build_near_start(10**9)
+    assert {rs.names[r] for r in range(rs.n_rules) if rs.built(r)} == {"start", "near", "other", "far"}
+    rs = compile_rules(rules, "start")
+    rs.build_near_start(0)
+    assert rs.n_built == 0
 
 
 def test_limits_and_errors_stay_at_compile_time():
