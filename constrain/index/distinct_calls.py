@@ -190,7 +190,10 @@ class DistinctCallsAutomaton:
         if pairs is not None:
             self._killed_rows[state] = row
             if len(self._killed_rows) > _MAX_KILLED_ROWS:
-                self._killed_rows.popitem(last=False)
+                try:
+                    self._killed_rows.popitem(last=False)
+                except KeyError:  # another thread emptied it first
+                    pass
         return row
 
     def _killed(self, state: tuple, ids: list[int]) -> list[int]:
