@@ -23,6 +23,8 @@ def _same_length(lo: str, hi: str) -> ir.Node:
     """Digit strings of len(lo) == len(hi) between lo and hi inclusive (leading zeros allowed)."""
     if not lo:
         return ir.EMPTY
+    if lo.count("0") == len(lo) and hi.count("9") == len(hi):  # every string of this length
+        return ir.repeat(_DIGIT, len(lo), len(lo))  # (else two branches per digit: 2^len nodes)
     if lo[0] == hi[0]:
         return ir.concat(ir.literal(lo[0]), _same_length(lo[1:], hi[1:]))
     rest = len(lo) - 1
