@@ -86,3 +86,8 @@ class UnsupportedSchemaError(SchemaError):
             pointer,
         )
         self.keyword = keyword
+
+
+class TooManyAlternativesError(UnsupportedSchemaError):
+    """Applicators expand to more alternatives than the translator keeps; it then tries them
+    as a formula over an object's keys, and raises this when that does not apply either."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import ConstrainError, SchemaError
 from .keywords import (
     ALL_TYPES, ANNOTATIONS, DERIVED_OPEN, ENFORCED, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS,
-    PATTERNS, REAL_ITEMS, UNEVALUATED_NAMES, CONTAINS_ALL, SOME_OTHER_KEY, KEY_RULES,
+    PATTERNS, REAL_ITEMS, UNEVALUATED_NAMES, CONTAINS_ALL, SOME_OTHER_KEY, KEY_RULES, KEY_FORMULA,
 )
 from .literals import json_equal, type_name
 from .numbers import integer_bounds
@@ -66,7 +66,7 @@ _MERGE_MIN = ("minLength", "minItems", "minProperties")
 _MERGE_MAX = ("maxLength", "maxItems", "maxProperties")
 _CONTAINS = ("contains", "minContains", "maxContains", CONTAINS_ALL)
 _SPECIAL = (UNEVALUATED_NAMES, REAL_ITEMS, *_CONTAINS)
-_CONCAT = (NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NOT_MULTIPLE_OF, SOME_OTHER_KEY, KEY_RULES)
+_CONCAT = (NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NOT_MULTIPLE_OF, SOME_OTHER_KEY, KEY_RULES, KEY_FORMULA)
 _BOUNDS = ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
 _ARRAY_POSITIONAL = ("prefixItems", "items", "additionalItems")
 

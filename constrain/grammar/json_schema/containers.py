@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ...automata import compile_ir, ir
 from ...automata.algebra import difference
@@ -81,19 +81,21 @@ class Member:
 def object_graph(
     ordered: Sequence[Member], floating: Sequence[Member], extras: Sequence[tuple[ir.Node, int]], ws: ir.Node,
     counts: Counts = Counts(0, None), n_witness: int = 0, floating_ok: Callable[[int], bool] = lambda used: True,
+    conditions: Optional[Any] = None,
 ) -> ir.Node:
     """`{...}`: the `ordered` members in this order (each at most once, required ones present);
     `floating` members anywhere, each at most once; `extras` (member nodes for key languages,
     with their witness bits) anywhere, any number of times; the member count within `counts`;
     every witness condition met; `floating_ok` of the set of floating members used (their
-    dependencies). A Graph over (position, first?, count, floating used,
-    witnesses met), built from the start state so only reachable states exist."""
+    dependencies); `conditions` (key_conditions.MemberConditions) hold at the end. A Graph over
+    (position, first?, count, floating used, witnesses met, residual condition), built from the
+    start state so only reachable states exist."""
     comma = ir.concat(ws, ir.literal(","), ws)
     colon = ir.concat(ws, ir.literal(":"), ws)
     n = len(ordered)
     all_witness = (1 << n_witness) - 1
     required_floating = sum(1 << f for f, m in enumerate(floating) if m.required)
-    start = (0, True, 0, 0, 0)
+    start = (0, True, 0, 0, 0, conditions.start() if conditions is not None else None)
     index = {start: 0}
     todo = [start]
     edges: list[tuple[int, int, ir.Node]] = []
@@ -105,29 +107,44 @@ def object_graph(
             todo.append(dst)
         edges.append((src, index[dst], node))
 
-    def member(sep: ir.Node, m: Member) -> ir.Node:
-        return ir.concat(sep, string_literal(m.key, canonical=True), colon, m.value)
+    def member(sep: ir.Node, m: Member, value: Optional[ir.Node]) -> ir.Node:
+        return ir.concat(sep, string_literal(m.key, canonical=True), colon, m.value if value is None else value)
+
+    def present(f: Any, m: Member) -> list:
+        return [(None, f)] if conditions is None else conditions.present(f, m.key)
+
+    def done(f: Any, used: int) -> bool:
+        if conditions is None:
+            return True
+        return conditions.final(f, [m.key for k, m in enumerate(floating) if not used >> k & 1])
 
     while todo:
         here = todo.pop()
-        i, first, c, used, met = here
+        i, first, c, used, met, f = here
         src = index[here]
-        if i == n and counts.ok(c) and used & required_floating == required_floating and met == all_witness and floating_ok(used):
+        if (i == n and counts.ok(c) and used & required_floating == required_floating and met == all_witness
+                and floating_ok(used) and done(f, used)):
             finals.append(src)
         sep = ir.EMPTY if first else comma
         c2 = counts.step(c)
         if c2 is not None:
-            for node, bits in extras:
-                go(src, (i, False, c2, used, met | bits), ir.concat(sep, node))
-            for f, m in enumerate(floating):
-                if not used >> f & 1:
-                    go(src, (i, False, c2, used | 1 << f, met | m.witness), member(sep, m))
+            f_other = f if conditions is None else conditions.other(f)
+            if f_other is not False:
+                for node, bits in extras:
+                    go(src, (i, False, c2, used, met | bits, f_other), ir.concat(sep, node))
+            for k, m in enumerate(floating):
+                if not used >> k & 1:
+                    for value, f2 in present(f, m):
+                        go(src, (i, False, c2, used | 1 << k, met | m.witness, f2), member(sep, m, value))
         if i < n:
             m = ordered[i]
             if c2 is not None:
-                go(src, (i + 1, False, c2, used, met | m.witness), member(sep, m))
+                for value, f2 in present(f, m):
+                    go(src, (i + 1, False, c2, used, met | m.witness, f2), member(sep, m, value))
             if not m.required:
-                go(src, (i + 1, first, c, used, met), ir.EMPTY)
+                f2 = f if conditions is None else conditions.absent(f, m.key)
+                if f2 is not False:
+                    go(src, (i + 1, first, c, used, met, f2), ir.EMPTY)
     graph = ir.Graph(len(index), 0, tuple(finals), tuple(edges))
     return ir.concat(ir.literal("{"), ws, graph, ws, ir.literal("}"))
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ConstrainError, SchemaError, UnsupportedSchemaError
+from ...errors import ConstrainError, SchemaError, TooManyAlternativesError
 from .combinators import both, contains_list, merge, positional, real_items
-from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, KEY_RULES, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
+from .key_formula import holds_for_type, key_formula
+from .keywords import ANNOTATIONS, APPLICATORS, CONTAINS_ALL, KEY_FORMULA, KEY_RULES, DERIVED_OPEN, NONE_REAL, REAL_ITEMS, KNOWN_UNSUPPORTED, UNEVALUATED, UNEVALUATED_NAMES
 from .disjointness import branches_disjoint
 from .negation import negate
 from .presence import presence_only
@@ -62,6 +63,36 @@ def _without_unevaluated(schema: dict, pointer: str, tr: "Translator", depth: in
     for key in schema:
         if key in KNOWN_UNSUPPORTED:
             tr.unsupported(key, f"{pointer}/{key}")
+    try:
+        return _expanded(schema, pointer, tr, depth)
+    except TooManyAlternativesError:
+        alts = _as_formula(schema, pointer, tr)
+        if alts is None:
+            raise
+        return alts
+
+
+def _as_formula(schema: dict, pointer: str, tr: "Translator") -> "list[Any] | None":
+    """The schema's applicators as one key formula (objects) plus the non-object types it
+    admits; None when some part is not key-local (see key_formula.py)."""
+    if tr.legacy_refs and "$ref" in schema:
+        return None  # its target expands (and falls back) on its own
+    combined = {k: v for k, v in schema.items() if k in APPLICATORS or k == "$ref"}
+    formula = key_formula(combined, tr)
+    if formula is None:
+        return None
+    plain = {k: v for k, v in schema.items() if k not in APPLICATORS and k not in UNEVALUATED and k != "$ref"}
+    out = [merge(plain, {"type": "object", KEY_FORMULA: [formula]}, pointer, tr)]
+    held = {t for t in ("null", "boolean", "string", "array", "integer", "number") if holds_for_type(formula, t)}
+    if "number" in held and "integer" not in held:
+        return None  # non-integral numbers only: rare, left to the alternatives
+    types = sorted(held - {"integer"} if "number" in held else held)
+    if types:
+        out.append(merge(plain, {"type": types}, pointer, tr))
+    return [a for a in out if a is not False]
+
+
+def _expanded(schema: dict, pointer: str, tr: "Translator", depth: int) -> list[Any]:
     if "$ref" in schema:
         target_ptr, target = tr.resolve(schema["$ref"], pointer, schema)
         siblings = {k: v for k, v in schema.items() if k != "$ref" and k not in ANNOTATIONS and k not in UNEVALUATED}
@@ -107,6 +138,8 @@ def close_unevaluated(alt: Any, closing: dict, pointer: str, tr: "Translator") -
     keyword's schema. Afterwards everything counts as evaluated (outer levels see that)."""
     out = {} if alt is True else dict(alt)
     u = closing.get("unevaluatedProperties")
+    if "unevaluatedProperties" in closing and out.get(KEY_FORMULA):
+        tr.unsupported("unevaluatedProperties", f"{pointer}/unevaluatedProperties", "next to a formula over keys (oneOf/if over many object branches)")
     if "unevaluatedProperties" in closing and out.get(DERIVED_OPEN):
         tr.unsupported("unevaluatedProperties", f"{pointer}/unevaluatedProperties", "next to the complement of an object keyword")
     if "unevaluatedProperties" in closing and "additionalProperties" not in out:
@@ -241,6 +274,6 @@ def _product(xs: list[Any], ys: list[Any], ptr: str, tr: "Translator") -> list[A
 def _check_size(alts: list, ptr: str) -> None:
     if len(alts) > MAX_ALTERNATIVES:
         keyword = ptr.rsplit("/", 1)[-1]
-        raise UnsupportedSchemaError(
+        raise TooManyAlternativesError(
             keyword, ptr, f"expands to more than {MAX_ALTERNATIVES} alternatives (combinations of anyOf/oneOf/not/if)"
         )

@@ -47,11 +47,14 @@ SOME_OTHER_KEY = ("constrain", "some_other_key")
 # Dependencies that only speak of key presence, kept whole: a list of (key, presence-only
 # schema), enforced by tracking those keys' presence in the object's automaton (presence.py).
 KEY_RULES = ("constrain", "key_rules")
+# Applicators over key-local schemas kept as boolean formulas (key_formula.py), evaluated by
+# the object automaton member by member (key_conditions.py): a list of raw formulas, all hold.
+KEY_FORMULA = ("constrain", "key_formula")
 # Several `contains` met in a merge: a list of (schema, minContains, maxContains or None, real).
 CONTAINS_ALL = ("constrain", "contains_all")
 INTERNAL = (
     NOT_ENUM, PATTERNS, NOT_PATTERNS, NOT_FORMATS, NON_INTEGER, NOT_MULTIPLE_OF, UNEVALUATED_NAMES, REAL_ITEMS,
-    DERIVED_OPEN, CONTAINS_ALL, SOME_OTHER_KEY, KEY_RULES,
+    DERIVED_OPEN, CONTAINS_ALL, SOME_OTHER_KEY, KEY_RULES, KEY_FORMULA,
 )
 
 

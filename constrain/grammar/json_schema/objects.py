@@ -9,7 +9,9 @@ from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
 from .key_patterns import KeyPatterns, quoted_spellings
-from .keywords import KEY_RULES, SOME_OTHER_KEY, escape_key
+from .key_conditions import KeyConditions, MemberConditions
+from .key_formula import keys_named
+from .keywords import KEY_FORMULA, KEY_RULES, SOME_OTHER_KEY, escape_key
 from .presence import keys_of, rules_hold
 from .patterns import pattern_dfa
 from .strings import canonical_key, key_language
@@ -50,8 +52,14 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             "dependentRequired", pointer, f"presence of more than {MAX_TRACKED} keys tracked at once"
         )
 
+    formulas = schema.get(KEY_FORMULA, ())
+    raw = ("and", tuple(formulas)) if formulas else None
+    formula_keys = keys_named(raw) if raw is not None else []
+    bases: dict[str, tuple[list, str]] = {}
+
+    named = list(dict.fromkeys([*props, *required, *tracked, *formula_keys]))
     members: list[containers.Member] = []
-    for key in list(props) + [k for k in required if k not in props] + [k for k in tracked if k not in props and k not in required]:
+    for key in named:
         if allowed_keys is None or not allowed_keys.accepts(canonical_key(key)):
             if key in required:
                 return ir.NOTHING  # a required key that propertyNames forbids
@@ -65,6 +73,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
                 continue  # forbidden: its dependency can only hold with it absent
             schemas = [addl]
         value = tr.rule(ptr, schemas[0]) if len(schemas) == 1 else tr.rule(f"{ptr}#all", {"allOf": schemas})
+        bases[key] = (schemas, ptr)
         bits = sum(1 << e for e, w in enumerate(witnesses) if w.counts_key(key))
         members.append(containers.Member(key, value, key in required, bits))
     # Required keys that `properties` does not list have no place in its order: in schema
@@ -78,10 +87,9 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             )
         ordered, floating = [], members
     else:
-        unlisted = [m for m in members if m.key not in props and m.key not in tracked]
+        unlisted = [m for m in members if m.key not in props and m.key not in tracked and m.key not in formula_keys]
         moved = [m for m in members if m.key in tracked] + (unlisted if len(unlisted) <= MAX_FLOATING else [])
         ordered, floating = [m for m in members if m not in moved], moved
-    named = list(props) + [k for k in required if k not in props] + [k for k in tracked if k not in props and k not in required]
     floating_ok = _dependencies_ok(dependencies, [m.key for m in floating])
 
     extras: list[tuple[ir.Node, int]] = []
@@ -106,7 +114,8 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             "minProperties" if hi is None else "maxProperties", pointer,
             f"member counts are tracked up to {tr.opts.max_property_count}",
         )
-    return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok)
+    conditions = MemberConditions(KeyConditions(raw, tr, pointer), bases, tr) if raw is not None else None
+    return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok, conditions)
 
 
 def _dependencies_ok(dependencies: list, floating: list[str]):

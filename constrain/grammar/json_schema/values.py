@@ -13,7 +13,8 @@ from typing import Any
 from ...automata import DFA, compile_ir, parse_regex
 from ...errors import SchemaError
 from .formats import FORMATS
-from .keywords import KEY_RULES, INTERNAL, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS
+from .key_formula import holds_for_object
+from .keywords import KEY_FORMULA, KEY_RULES, INTERNAL, NON_INTEGER, NOT_ENUM, NOT_FORMATS, NOT_MULTIPLE_OF, NOT_PATTERNS, PATTERNS
 from .literals import json_equal
 from .patterns import pattern_dfa
 from .presence import rules_hold
@@ -31,7 +32,7 @@ class ValueChecker:
     def valid(self, value: Any, schema: Any) -> bool:
         if schema is True or schema is False:
             return schema
-        if not _internal_ok(value, schema):
+        if not _internal_ok(value, schema, self.valid):
             return False
         standard = {k: v for k, v in schema.items() if k not in INTERNAL}
         if not standard:
@@ -84,7 +85,7 @@ def _has_type(value: Any, types: Any) -> "bool | None":
     return any(_TYPES[t](value) for t in names)
 
 
-def _internal_ok(value: Any, schema: dict) -> bool:
+def _internal_ok(value: Any, schema: dict, valid: Any) -> bool:
     if any(json_equal(value, v) for v in schema.get(NOT_ENUM, ())):
         return False
     if isinstance(value, str):
@@ -97,6 +98,8 @@ def _internal_ok(value: Any, schema: dict) -> bool:
             return False
     if isinstance(value, dict):
         if not rules_hold(schema.get(KEY_RULES, ()), set(value)):
+            return False
+        if not all(holds_for_object(f, value, valid) for f in schema.get(KEY_FORMULA, ())):
             return False
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         integral = float(value).is_integer()
