@@ -324,6 +324,23 @@ def test_references_across_ids_and_documents(compiler):
         compiler.compile_json_schema(schema)
 
 
+def test_meta_schema_references_resolve_to_the_shipped_copies(compiler):
+    """A schema that holds schemas ($ref to a draft's meta-schema) compiles offline; the
+    instances are judged by jsonschema against the same meta-schema."""
+    import jsonschema
+
+    for meta in ("http://json-schema.org/draft-07/schema#", "http://json-schema.org/draft-04/schema#"):
+        schema = {"type": "object", "properties": {"s": {"$ref": meta}}}
+        grammar = compiler.compile_json_schema(schema)
+        for doc in ({"s": {"minLength": 2, "type": "string"}}, {"s": {"type": 5}}, {"s": {"required": ["a", "a"]}},
+                    {"s": {"properties": {"a": {"type": ["string", "null"]}}}}, {"s": True}, {"s": {"enum": []}}):
+            text = json.dumps(doc, separators=(",", ":"))
+            expected = jsonschema.validators.validator_for(schema)(schema).is_valid(doc)
+            assert grammar.accepts(text) == expected, (meta, text)
+    with pytest.raises(UnsupportedSchemaError, match="dynamicRef"):  # 2020-12's own meta-schema
+        compiler.compile_json_schema({"$ref": "https://json-schema.org/draft/2020-12/schema"})
+
+
 def test_dependent_required_tracks_presence_without_alternatives(compiler):
     """dependentRequired over many keys stays one automaton (2^8 alternatives before)."""
     deps = {f"k{i}": [f"k{(i + 1) % 8}"] for i in range(8)}

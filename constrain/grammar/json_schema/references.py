@@ -4,7 +4,8 @@ the `$id`s of enclosing schemas (each `$id` starts a resource with its own base 
 The document is walked once: every schema's base URI, every resource (`$id`) and anchor is
 recorded, and every `$ref` is resolved to (JSON pointer from the root, target) by the object
 holding it, so the translator's derived schemas never need to know where they came from.
-References to documents we were not given (other files, the meta-schemas) are refused by name.
+References to the JSON Schema meta-schemas resolve to the copies the `jsonschema` package ships
+(nothing is fetched); references to other documents we were not given are refused by name.
 """
 
 from __future__ import annotations
@@ -41,6 +42,18 @@ class References:
             for name in (uri, doc_base):
                 self.resources.setdefault(_strip(name), (f"{_strip(uri)}#", doc))
             self._walk(doc, f"{_strip(uri)}#", doc_base, pending, top=True)
+        self.meta_schemas: dict[str, Any] = {}  # meta-schemas that $refs name (walked as documents)
+        done = 0
+        while done < len(pending):
+            holder, ptr, at_base = pending[done]
+            done += 1
+            uri = _strip(_join(at_base, holder["$ref"]))
+            if uri not in self.resources:
+                doc = _meta_schema(uri)
+                if doc is not None:
+                    self.meta_schemas[uri] = doc
+                    self.resources[uri] = (f"{uri}#", doc)
+                    self._walk(doc, f"{uri}#", uri, pending, top=True)
         for holder, ptr, at_base in pending:
             try:
                 self.by_holder[id(holder)] = self._resolve(holder["$ref"], at_base, ptr)
@@ -134,6 +147,21 @@ def _follow(path: str, node: Any, frag: str) -> Optional[Target]:
             return None
         path = f"{path}/{escape_key(part)}"
     return path, node
+
+
+def _meta_schema(uri: str) -> Any:
+    """The meta-schema published at `uri` (draft 3 to 2020-12, as the jsonschema package ships
+    them), or None."""
+    if not uri.startswith(("http://json-schema.org/", "https://json-schema.org/")):
+        return None
+    try:
+        from jsonschema_specifications import REGISTRY
+    except ImportError:  # pragma: no cover - jsonschema depends on it
+        return None
+    try:
+        return REGISTRY.contents(uri.rstrip("#"))
+    except Exception:  # noqa: BLE001 - referencing raises its own lookup errors
+        return None
 
 
 def _strip(uri: str) -> str:

@@ -76,7 +76,8 @@ class Translator:
         (as recursion through a merge or a `not` does) finds the same rule instead of looping."""
         if self._originals is None:
             self._originals = set()
-            todo = [self.root, *self.resources.values()]
+            extra = self._refs.meta_schemas.values() if self._refs is not None else ()
+            todo = [self.root, *self.resources.values(), *extra]
             while todo:
                 node = todo.pop()
                 if isinstance(node, (dict, list)):
@@ -139,6 +140,8 @@ class Translator:
             raise SchemaError("$ref must be a string", pointer)
         if self._refs is None:
             self._refs = References(self.root, self.legacy_refs, self.resources)
+            if self._originals is not None and self._refs.meta_schemas:
+                self._originals = None  # (recomputed with the meta-schemas' sub-schemas)
         return self._refs.resolve(ref, pointer, holder)
 
     # -- a schema ------------------------------------------------------------------------------
