@@ -120,6 +120,22 @@ def test_closed_branches_agree_with_jsonschema(compiled, doc):
     _check(compiled["closed"], CLOSED_BRANCHES, ["name", *KEYS[:4], "bindings", "k1", "k2", "k3"], doc)
 
 
+# More keys in presence rules than the object tracks as floating members (2^12 states).
+DEPENDENCIES = {
+    "type": "object",
+    "properties": {f"d{i}": {"type": "integer"} for i in range(16)},
+    "dependentRequired": {f"d{i}": [f"d{(i + 3) % 16}"] for i in range(0, 16, 2)},
+    "dependentSchemas": {"d1": {"not": {"required": ["d5"]}}},
+}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=st.dictionaries(st.sampled_from([f"d{i}" for i in range(16)]), st.sampled_from([0, "x"]), max_size=8))
+def test_many_presence_rules_agree_with_jsonschema(json_compiler, doc):
+    grammar = json_compiler.compile_json_schema(DEPENDENCIES)  # (cached after the first example)
+    _check(grammar, DEPENDENCIES, [f"d{i}" for i in range(16)], doc)
+
+
 def test_non_objects_follow_the_branch_types(compiled):
     assert compiled["closed"].accepts(b"null") == jsonschema.Draft202012Validator(CLOSED_BRANCHES).is_valid(None)
     assert not compiled["one_of_keys"].accepts(b"3")

@@ -10,7 +10,7 @@ from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
 from .key_patterns import KeyPatterns, quoted_spellings
 from .key_conditions import KeyConditions, MemberConditions
-from .key_formula import keys_named
+from .key_formula import key_formula, keys_named
 from .keywords import KEY_FORMULA, KEY_RULES, SOME_OTHER_KEY, escape_key
 from .presence import keys_of, rules_hold
 from .patterns import pattern_dfa
@@ -46,13 +46,15 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         raise UnsupportedSchemaError("not", pointer, f"more than {MAX_WITNESSES} complements of additionalProperties on one object")
 
     dependencies = list(schema.get(KEY_RULES, ()))
+    formulas = list(schema.get(KEY_FORMULA, ()))
     tracked = list(dict.fromkeys(k for key, condition in dependencies for k in (key, *keys_of(condition))))
-    if len(tracked) > MAX_TRACKED:
-        raise UnsupportedSchemaError(
-            "dependentRequired", pointer, f"presence of more than {MAX_TRACKED} keys tracked at once"
-        )
+    if len(tracked) > MAX_TRACKED or (formulas and dependencies):
+        # Too many floating keys (2^k states): the rules join the key formula, whose keys
+        # keep their places in the member order.
+        for key, condition in dependencies:
+            formulas.append(("or", (("in", key, False, True), key_formula(condition, tr))))
+        dependencies, tracked = [], []
 
-    formulas = schema.get(KEY_FORMULA, ())
     raw = ("and", tuple(formulas)) if formulas else None
     formula_keys = keys_named(raw) if raw is not None else []
     bases: dict[str, tuple[list, str]] = {}
