@@ -136,6 +136,25 @@ def test_many_presence_rules_agree_with_jsonschema(json_compiler, doc):
     _check(grammar, DEPENDENCIES, [f"d{i}" for i in range(16)], doc)
 
 
+# A discriminator by pattern (package URLs): 2^11 sign combinations, all but 12 without a string.
+KINDS_BY_PATTERN = ["cargo", "gem", "npm", "pypi", "go", "nuget", "github", "gitlab", "luarocks", "opam", "generic"]
+PATTERN_ONE_OF = {
+    "oneOf": [
+        {"type": "object", "additionalProperties": False, "required": ["id"],
+         "properties": {"id": {"type": "string", "pattern": f"^pkg:{kind}/.+@.+"}, f"{kind}_opts": {"type": "array"}}}
+        for kind in KINDS_BY_PATTERN
+    ]
+}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(KINDS_BY_PATTERN + ["other"]), name=st.sampled_from(["a@1", "a", "x/y@2"]),
+       extra=st.dictionaries(st.sampled_from([f"{k}_opts" for k in KINDS_BY_PATTERN[:3]] + ["z"]), st.sampled_from([[], 0]), max_size=2))
+def test_pattern_discriminator_agrees_with_jsonschema(json_compiler, kind, name, extra):
+    grammar = json_compiler.compile_json_schema(PATTERN_ONE_OF)
+    _check(grammar, PATTERN_ONE_OF, ["id", *(f"{k}_opts" for k in KINDS_BY_PATTERN)], {"id": f"pkg:{kind}/{name}", **extra})
+
+
 def test_non_objects_follow_the_branch_types(compiled):
     assert compiled["closed"].accepts(b"null") == jsonschema.Draft202012Validator(CLOSED_BRANCHES).is_valid(None)
     assert not compiled["one_of_keys"].accepts(b"3")

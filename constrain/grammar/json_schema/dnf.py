@@ -66,6 +66,8 @@ def _without_unevaluated(schema: dict, pointer: str, tr: "Translator", depth: in
     try:
         return _expanded(schema, pointer, tr, depth)
     except TooManyAlternativesError:
+        if tr.exact_one_of_depth:
+            raise  # (the oneOf's own schema takes the formula way, once for all its branches)
         alts = _as_formula(schema, pointer, tr)
         if alts is None:
             raise
@@ -221,7 +223,11 @@ def _expand(key: str, value: Any, schema: dict, ptr: str, tr: "Translator", dept
         exact = [
             {"allOf": [b] + [{"not": c} for j, c in enumerate(branches) if j != i]} for i, b in enumerate(branches)
         ]
-        return _union([alternatives(e, f"{ptr}/{i}", tr, depth) for i, e in enumerate(exact)], ptr)
+        tr.exact_one_of_depth += 1  # too many alternatives: one formula for the whole oneOf
+        try:
+            return _union([alternatives(e, f"{ptr}/{i}", tr, depth) for i, e in enumerate(exact)], ptr)
+        finally:
+            tr.exact_one_of_depth -= 1
     if key == "not":
         return [_as_derived(a) for a in alternatives(negate(value, ptr, tr), ptr, tr, depth)]
     if key == "if":

@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from ...errors import ConstrainError, UnsupportedSchemaError
+from ...automata.algebra import intersect
+from ...errors import ConstrainError, EmptyLanguageError, UnsupportedSchemaError
 from .combinators import types_of
 from .dnf import finite_candidates
 from .keywords import ALL_TYPES, ANNOTATIONS
+from .strings import key_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
@@ -166,30 +168,68 @@ class KeyConditions:
         g = f
         for j in finite:
             g = self.judged(g, key, j, False)
-        self._explore(g, key, general, 0, rest, set(ALL_TYPES), kept, dropped)
+        self._explore(g, key, general, 0, rest, (set(ALL_TYPES), None), kept, dropped)
         if len(kept) + len(dropped) > MAX_VALUES + MAX_CELLS:
             raise UnsupportedSchemaError("properties", self.pointer, f"the conditions on {key!r} split its values into too many cases")
         return kept, dropped
 
-    def _explore(self, g: Any, key: Any, general: list, i: int, truths: dict, types: set, kept: list, dropped: list) -> None:
+    def _explore(self, g: Any, key: Any, general: list, i: int, truths: dict, scope: tuple, kept: list, dropped: list) -> None:
+        """Sign combinations of the general schemas from the i-th on, depth first; `scope`
+        (types, strings DFA or None) is what the positive ones so far allow: a combination
+        no value satisfies is no cell."""
         if len(kept) + len(dropped) > MAX_VALUES + MAX_CELLS:
             return
         if g is False:
             dropped.append(dict(truths))
             return
         if i == len(general) or not self.asks(g, key):
-            for j in general[i:]:
-                truths.pop(j, None)
             kept.append((g, dict(truths)))
             return
         j = general[i]
         for sign in (True, False):
-            narrowed = types & types_of(self.schemas[key][j], self.tr) if sign else types
-            if not narrowed:
+            narrowed = self._narrow(scope, key, j) if sign else scope
+            if narrowed is None:
                 continue  # no value of any JSON type: a cell with nothing in it
             truths[j] = sign
             self._explore(self.judged(g, key, j, sign), key, general, i + 1, truths, narrowed, kept, dropped)
             del truths[j]
+
+    def _narrow(self, scope: tuple, key: Any, j: int) -> Optional[tuple]:
+        """scope ∧ key's j-th schema, or None when provably empty (no common type; for string
+        schemas, no common string: discriminating patterns such as `^pkg:cargo/`)."""
+        types = scope[0] & types_of(self.schemas[key][j], self.tr)
+        if not types:
+            return None
+        strings = scope[1]
+        if types == {"string"}:
+            dfa = self._strings(key, j)
+            if dfa is False:
+                return None
+            if dfa is not None:
+                try:
+                    strings = dfa if strings is None else intersect(strings, dfa)
+                except EmptyLanguageError:
+                    return None
+                except ConstrainError:
+                    pass  # (too large to tell: no pruning)
+        return types, strings
+
+    def _strings(self, key: Any, j: int) -> Any:
+        """The quoted spellings key's j-th schema allows, when it only allows strings (False:
+        none; None: not worked out)."""
+        schema = self.schemas[key][j]
+        known = self.tr.string_languages
+        skey = _semantic_key(schema, self.tr)
+        if skey not in known:
+            found: Any = None
+            if types_of(schema, self.tr) == {"string"}:
+                try:
+                    found = key_language(self.tr, schema, self.pointer)
+                    found = False if found is None else found
+                except ConstrainError:
+                    found = None
+            known[skey] = found
+        return known[skey]
 
     def union_schema(self, key: Any, inside: list[dict], outside: list[dict]) -> Any:
         """A schema true on the cells `inside` and on none of `outside` (cells as truths over

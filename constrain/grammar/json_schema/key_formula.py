@@ -120,7 +120,8 @@ def keys_named(formula: Formula) -> list[str]:
             for k in f[1]:
                 first.setdefault(k, len(first))
         elif tag in ("and", "or", "one"):
-            listed = [p[1] for p in f[1] if not isinstance(p, bool) and p[0] == "in"]
+            # (`properties` give orders: their atoms allow absence; `required` lists do not)
+            listed = [p[1] for p in f[1] if not isinstance(p, bool) and p[0] == "in" and p[3]]
             for a, b in zip(listed, listed[1:]):
                 if a != b:
                     after.setdefault(a, set()).add(b)

@@ -46,6 +46,8 @@ class Translator:
         self.distinct: list[str] = []  # rules whose calls (array items) must differ: uniqueItems
         self._any: Optional[ir.RuleRef] = None
         self._depth = 0
+        self.exact_one_of_depth = 0  # inside the expansion of an exact oneOf (dnf.py)
+        self.string_languages: dict[Any, Any] = {}  # semantic key -> quoted-strings DFA (key_conditions)
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy_refs = isinstance(dialect, str) and any(f"draft-0{d}" in dialect for d in "3467")
         self._refs: Optional[References] = None
