@@ -51,3 +51,14 @@ def test_real_spellings_are_accepted_and_bad_ones_refused(fmt):
         assert CHECKER.conforms(text, fmt) and dfa.accepts(text.encode()), (fmt, text)
     for text in NOT.get(fmt, []):
         assert not dfa.accepts(text.encode()), (fmt, text)
+
+
+def test_formats_under_long_length_bounds(json_compiler):
+    """A bounded format makes a long maxLength redundant (still enforced); an unbounded one
+    under it would need 65,537 counts times its states, so it is reported as not enforced."""
+    date = json_compiler.compile_json_schema({"type": "string", "format": "date", "maxLength": 65536})
+    assert date.accepts('"2024-02-29"') and not date.accepts('"2024-02-30"')
+    uri = json_compiler.compile_json_schema({"type": "string", "format": "uri", "minLength": 1, "maxLength": 65536})
+    assert any("'uri'" in a and "not enforced" in a for a in uri.annotations)
+    assert uri.accepts('"https://example.com/x"') and not uri.accepts('""')
+    assert not uri.accepts('"' + "a" * 65537 + '"')

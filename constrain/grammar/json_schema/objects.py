@@ -20,7 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
 MAX_FLOATING = 4  # required keys outside `properties` that may come anywhere (2^k states)
-MAX_TRACKED = 12  # keys whose presence the dependency rules track (2^k states at most)
+MAX_FORMULA_FLOATING = 8  # floating members in all, with keys a key formula names
+MAX_TRACKED = 4  # keys whose presence the dependency rules track as floating members (2^k
+# states); past that the rules join the key formula, whose keys keep their places in the order
 MAX_WITNESSES = 4  # "some other key exists" conditions per object (2^k states)
 
 
@@ -49,8 +51,6 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     formulas = list(schema.get(KEY_FORMULA, ()))
     tracked = list(dict.fromkeys(k for key, condition in dependencies for k in (key, *keys_of(condition))))
     if len(tracked) > MAX_TRACKED or (formulas and dependencies):
-        # Too many floating keys (2^k states): the rules join the key formula, whose keys
-        # keep their places in the member order.
         for key, condition in dependencies:
             formulas.append(("or", (("in", key, False, True), key_formula(condition, tr))))
         dependencies, tracked = [], []
@@ -81,6 +81,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     # Required keys that `properties` does not list have no place in its order: in schema
     # order they may come anywhere (a few of them; beyond that, after the listed ones).
     ordered, floating = members, []
+    named_by_formula: list[containers.Member] = []
     if tr.opts.property_order == "any":
         if len(members) > tr.opts.max_any_order_properties:
             raise UnsupportedSchemaError(
@@ -91,7 +92,12 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     else:
         unlisted = [m for m in members if m.key not in props and m.key not in tracked and m.key not in formula_keys]
         moved = [m for m in members if m.key in tracked] + (unlisted if len(unlisted) <= MAX_FLOATING else [])
-        ordered, floating = [m for m in members if m not in moved], moved
+        # Keys only a key formula names have no place in the order either: they float too
+        # while few (a formula's listed keys keep their places, whatever their number).
+        named_by_formula = [m for m in members if m.key in formula_keys and m.key not in props]
+        if len(moved) + len(named_by_formula) > MAX_FORMULA_FLOATING:
+            named_by_formula = []
+        ordered, floating = [m for m in members if m not in moved + named_by_formula], moved + named_by_formula
     floating_ok = _dependencies_ok(dependencies, [m.key for m in floating])
 
     extras: list[tuple[ir.Node, int]] = []
@@ -116,8 +122,21 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             "minProperties" if hi is None else "maxProperties", pointer,
             f"member counts are tracked up to {tr.opts.max_property_count}",
         )
-    conditions = MemberConditions(KeyConditions(raw, tr, pointer), bases, tr) if raw is not None else None
-    return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok, conditions)
+    if raw is None:
+        return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok)
+    try:
+        conditions = MemberConditions(KeyConditions(raw, tr, pointer), bases, tr)
+        return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok, conditions)
+    except UnsupportedSchemaError:
+        if not named_by_formula:
+            raise
+        # Floating, those keys may come before the ones that settle which branch holds (a
+        # discriminator), and every branch's conditions meet at once: keep their order.
+        ordered = [m for m in members if m not in floating or m in named_by_formula]
+        floating = [m for m in floating if m not in named_by_formula]
+        floating_ok = _dependencies_ok(dependencies, [m.key for m in floating])
+        conditions = MemberConditions(KeyConditions(raw, tr, pointer), bases, tr)
+        return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok, conditions)
 
 
 def _dependencies_ok(dependencies: list, floating: list[str]):

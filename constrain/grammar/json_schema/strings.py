@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
+import numpy as np
+
 from ...automata import DFA, compile_ir, ir, parse_regex
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError
@@ -36,6 +38,18 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
             formats.append(fmt)
         elif isinstance(fmt, str):
             tr.annotations.append(unenforced_format_note(fmt, pointer))
+    if formats and hi is not None and hi > LONG and not patterns:
+        longest = max(_longest_bytes(_format_dfa(f)) for f in formats)
+        if longest <= hi:  # (a string's bytes bound its characters)
+            hi = None  # the format's strings are shorter anyway
+        else:
+            # A long length bound on an unbounded format (uri, maxLength 65536): their product
+            # exceeds the automaton limits (65,537 counts times the format's states). Formats
+            # are annotations unless a validator opts in; this one is reported as not enforced.
+            tr.annotations += [
+                unenforced_format_note(f, pointer) + f" (with maxLength {hi} its automaton is too large)" for f in formats
+            ]
+            formats = []
     not_patterns = list(schema.get(NOT_PATTERNS, []))
     not_formats = [f for f in schema.get(NOT_FORMATS, []) if f in FORMATS]
     excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, str)]
@@ -65,6 +79,37 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         except EmptyLanguageError:
             return ir.NOTHING
     return node
+
+
+def _longest_bytes(dfa: DFA) -> float:
+    """The longest accepted byte string (inf when the language is infinite)."""
+    table = dfa.table
+    n = dfa.n_states
+    live = np.zeros(n, dtype=bool)
+    live[np.nonzero(dfa.accepting)[0]] = True
+    changed = True
+    while changed:  # states from which acceptance is reachable
+        reach = live | ((table >= 0) & live[np.maximum(table, 0)]).any(axis=1)
+        changed = bool((reach != live).any())
+        live = reach
+    memo: dict[int, float] = {}
+    on_path: set[int] = set()
+
+    def longest(q: int) -> float:
+        if q in memo:
+            return memo[q]
+        if q in on_path:
+            return float("inf")
+        on_path.add(q)
+        best = 0.0 if dfa.accepting[q] else -float("inf")
+        for t in set(table[q].tolist()):
+            if t >= 0 and live[t]:
+                best = max(best, 1 + longest(t))
+        on_path.discard(q)
+        memo[q] = best
+        return best
+
+    return longest(0)
 
 
 LONG = 512  # longer length bounds are counted in blocks through the stack
