@@ -113,13 +113,17 @@ class KeyConditions:
         hit = self._memo.get(memo_key)
         if hit is None:
             hit = self._memo[memo_key] = _subst(f, key, j, value)
-            if hit not in self._residuals:
-                self._residuals.add(hit)
-                if len(self._residuals) > MAX_RESIDUALS:
-                    raise UnsupportedSchemaError(
-                        "oneOf", self.pointer, f"the conditions on this object's keys take more than {MAX_RESIDUALS} states"
-                    )
         return hit
+
+    def count(self, residual: Any) -> Any:
+        """Register a residual that an automaton state carries (their number is capped)."""
+        if residual not in self._residuals:
+            self._residuals.add(residual)
+            if len(self._residuals) > MAX_RESIDUALS:
+                raise UnsupportedSchemaError(
+                    "oneOf", self.pointer, f"the conditions on this object's keys take more than {MAX_RESIDUALS} states"
+                )
+        return residual
 
     def asks(self, f: Any, key: Any) -> tuple[int, ...]:
         """The schema positions of `key` that f still asks about."""
@@ -160,14 +164,10 @@ class KeyConditions:
             raise UnsupportedSchemaError("enum", self.pointer, f"more than {MAX_VALUES} constants split the values of {key!r}")
         for v in values:
             truths = {j: self.valid(key, j, v) for j in js}
-            g = f
-            for j, t in truths.items():
-                g = self.judged(g, key, j, t)
+            g = _subst_all(f, key, truths)
             (dropped if g is False else kept).append(truths if g is False else (g, truths))
         rest = {j: False for j in finite}
-        g = f
-        for j in finite:
-            g = self.judged(g, key, j, False)
+        g = _subst_all(f, key, rest)
         self._explore(g, key, general, 0, rest, (set(ALL_TYPES), None), kept, dropped)
         if len(kept) + len(dropped) > MAX_VALUES + MAX_CELLS:
             raise UnsupportedSchemaError("properties", self.pointer, f"the conditions on {key!r} split its values into too many cases")
@@ -289,15 +289,15 @@ class MemberConditions:
             hit = []
             for g, inside in groups.items():
                 outside = dropped + [t for h, ts in groups.items() if h != g for t in ts]
-                hit.append((self._value(key, inside, outside), g))
+                hit.append((self._value(key, inside, outside), self.cond.count(g)))
         self._present[(f, key)] = hit
         return hit
 
     def absent(self, f: Any, key: str) -> Any:
-        return self.cond.absent(f, key) if key in self.cond.schemas else f
+        return self.cond.count(self.cond.absent(f, key)) if key in self.cond.schemas else f
 
     def other(self, f: Any) -> Any:
-        return self.cond.present(f, OTHER)
+        return self.cond.count(self.cond.present(f, OTHER))
 
     def final(self, f: Any, absent: list[str]) -> bool:
         """Does the residual hold once the keys in `absent` (and other keys) are absent?"""
@@ -431,6 +431,25 @@ def _subst(f: Any, key: Any, j: Optional[int], value: bool) -> Any:
     if tag == "not":
         return _not(_subst(f[1], key, j, value))
     parts = [_subst(p, key, j, value) for p in f[1]]
+    return _and(parts) if tag == "and" else _or(parts) if tag == "or" else _one(parts)
+
+
+def _subst_all(f: Any, key: Any, truths: dict) -> Any:
+    """f with the (present) key's value judged under several of its schemas at once."""
+    if isinstance(f, bool):
+        return f
+    tag = f[0]
+    if tag == "has":
+        if f[1] != key:
+            return f
+        if f[2] == ANY:
+            return True
+        return truths.get(f[2], f)
+    if tag == "closed":
+        return f
+    if tag == "not":
+        return _not(_subst_all(f[1], key, truths))
+    parts = [_subst_all(p, key, truths) for p in f[1]]
     return _and(parts) if tag == "and" else _or(parts) if tag == "or" else _one(parts)
 
 
