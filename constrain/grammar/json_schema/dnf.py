@@ -66,12 +66,19 @@ def _without_unevaluated(schema: dict, pointer: str, tr: "Translator", depth: in
     try:
         return _expanded(schema, pointer, tr, depth)
     except TooManyAlternativesError:
-        if tr.exact_one_of_depth:
+        if tr.exact_one_of_depth and not tr.per_branch_formulas:
             raise  # (the oneOf's own schema takes the formula way, once for all its branches)
         alts = _as_formula(schema, pointer, tr)
-        if alts is None:
+        if alts is not None:
+            return alts
+        if tr.per_branch_formulas:
             raise
-        return alts
+        # Not key-local as a whole: each exact oneOf branch may still be one formula.
+        tr.per_branch_formulas = True
+        try:
+            return _expanded(schema, pointer, tr, depth)
+        finally:
+            tr.per_branch_formulas = False
 
 
 def _as_formula(schema: dict, pointer: str, tr: "Translator") -> "list[Any] | None":

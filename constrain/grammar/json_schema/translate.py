@@ -47,6 +47,7 @@ class Translator:
         self._any: Optional[ir.RuleRef] = None
         self._depth = 0
         self.exact_one_of_depth = 0  # inside the expansion of an exact oneOf (dnf.py)
+        self.per_branch_formulas = False  # (dnf.py: a whole oneOf was not key-local)
         self.string_languages: dict[Any, Any] = {}  # semantic key -> quoted-strings DFA (key_conditions)
         dialect = root.get("$schema", "") if isinstance(root, dict) else ""
         self.legacy_refs = isinstance(dialect, str) and any(f"draft-0{d}" in dialect for d in "3467")
