@@ -148,10 +148,12 @@ def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray, n_ca
     states made identical; either way the first occurrence keeps the lower id."""
     from .minimize import minimal  # numba loads lazily
 
+    # Writable C arrays whatever the caller passes (a DFA's own arrays are read-only): one
+    # numba specialization to load, not one per combination of flags.
     merged, new_table, new_acc, start_live = minimal(
-        np.ascontiguousarray(classes, dtype=np.int32),
-        np.ascontiguousarray(table, dtype=np.int32),
-        np.ascontiguousarray(accepting, dtype=np.bool_),
+        np.require(classes, np.int32, ("C", "W")),
+        np.require(table, np.int32, ("C", "W")),
+        np.require(accepting, np.bool_, ("C", "W")),
     )
     return _minimal_dfa(merged, new_table, new_acc, start_live, n_calls)
 
