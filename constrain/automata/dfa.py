@@ -113,24 +113,6 @@ class DFA:
         return result
 
 
-def _byte_classes(lo: np.ndarray, hi: np.ndarray, alphabet: int = 256) -> np.ndarray:
-    """Partition the alphabet (bytes, then call symbols) into intervals no edge [lo, hi]
-    splits; returns the class per symbol. Bytes and calls never share a class."""
-    starts = np.zeros(alphabet + 1, dtype=np.bool_)
-    starts[[0, 256]] = True
-    starts[lo] = True
-    starts[hi + 1] = True
-    return (np.cumsum(starts[:alphabet]) - 1).astype(np.int32)
-
-
-def _csr(src: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(row pointers, order of the rows sorted by source) for per-source adjacency."""
-    order = np.argsort(src, kind="stable")
-    ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
-    return ptr, order
-
-
 def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_calls: int = 0) -> DFA:
     """Subset construction over byte classes (numba, see subset.py), then trimming and
     minimization. Subsets hold only the NFA states that matter (those with byte edges, and the
@@ -138,18 +120,10 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_ca
     from . import subset  # numba loads on the first compile, not on import
 
     deadline = deadline if deadline is not None else time.perf_counter() + limits.max_compile_seconds
-    n = nfa.n_states
-    edges, eps = nfa.edge_array(), nfa.eps_array()
-    e_ptr, e_order = _csr(edges[:, 0], n)
-    edges = edges[e_order]
-    eps_ptr, eps_order = _csr(eps[:, 0], n)
-    eps_dst = np.ascontiguousarray(eps[eps_order, 1])
-    classes = _byte_classes(edges[:, 1], edges[:, 2], 256 + n_calls)
-    important = np.diff(e_ptr) > 0
-    important[nfa.final] = True
-    rows, set_ptr, set_data, slots, stamp = subset.start(int(classes.max()) + 1, nfa.start, eps_ptr, eps_dst, important)
-    e_clo, e_chi = classes[edges[:, 1]].astype(np.int64), classes[edges[:, 2]].astype(np.int64)
-    e_dst = np.ascontiguousarray(edges[:, 3])
+    e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, classes = subset.prepare(
+        nfa.n_states, nfa.edge_array(), nfa.eps_array(), nfa.final, 256 + n_calls
+    )
+    rows, set_ptr, set_data, slots, stamp = subset.start(int(classes[-1]) + 1, nfa.start, eps_ptr, eps_dst, important)
     k, cnt = 0, 1
     while True:
         rows, set_ptr, set_data, slots, k, cnt, status = subset.expand(
@@ -164,25 +138,38 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_ca
             )
         if status == subset.DONE:
             break
-    has_final = np.nonzero(set_data[: set_ptr[cnt]] == nfa.final)[0]
-    accepting = np.zeros(cnt, dtype=np.bool_)
-    accepting[np.searchsorted(set_ptr[: cnt + 1], has_final, side="right") - 1] = True
-    return minimize(classes, rows[:cnt], accepting, n_calls)
+    merged, table, accepting, start_live = subset.finish(rows, set_ptr, set_data, cnt, nfa.final, classes)
+    return _minimal_dfa(merged, table, accepting, start_live, n_calls)
 
 
 def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray, n_calls: int = 0) -> DFA:
-    """Drop dead states, merge equivalent ones, renumber in BFS order from the start state."""
-    from .minimize import equivalence_blocks, merge_columns, quotient, trim  # numba loads lazily
+    """Drop dead states, merge equivalent ones, renumber in BFS order from the start state.
+    Identical columns are merged first (fewer transitions to refine), then those that merging
+    states made identical; either way the first occurrence keeps the lower id."""
+    from .minimize import minimal  # numba loads lazily
 
-    accepting = np.ascontiguousarray(accepting, dtype=np.bool_)
-    table, start_live = trim(np.ascontiguousarray(table, dtype=np.int32), accepting)
+    # Writable C arrays whatever the caller passes (a DFA's own arrays are read-only): one
+    # numba specialization to load, not one per combination of flags.
+    merged, new_table, new_acc, start_live = minimal(
+        np.require(classes, np.int32, ("C", "W")),
+        np.require(table, np.int32, ("C", "W")),
+        np.require(accepting, np.bool_, ("C", "W")),
+    )
+    return _minimal_dfa(merged, new_table, new_acc, start_live, n_calls)
+
+
+def _minimal_dfa(merged: np.ndarray, table: np.ndarray, accepting: np.ndarray, start_live: bool, n_calls: int) -> DFA:
+    """The DFA of minimize.minimal's results, whose arrays are well formed by construction
+    (no validation pass: rule grammars build thousands of small DFAs)."""
     if not start_live:
         raise EmptyLanguageError("the pattern matches no string at all (its language is empty)")
-    # Identical columns first (fewer transitions to refine), then those that merging states
-    # made identical; either way the first occurrence keeps the lower id.
-    col_of, keep = merge_columns(table)
-    table = np.ascontiguousarray(table[:, keep])
-    new_table, new_acc = quotient(table, equivalence_blocks(table, accepting), accepting)
-    col_of2, keep2 = merge_columns(new_table)
-    merged = col_of2[col_of[classes]]
-    return DFA(merged[:256], new_table[:, keep2], new_acc, merged[256:] if n_calls else None)
+    dfa = DFA.__new__(DFA)
+    dfa.byte_classes = merged[:256].copy()
+    dfa.call_classes = merged[256:].copy() if n_calls else np.zeros(0, dtype=np.int32)
+    dfa.table, dfa.accepting = table, accepting
+    for arr in (dfa.byte_classes, dfa.call_classes, table, accepting):
+        arr.setflags(write=False)
+    dfa._rows = None
+    dfa._classes_list = dfa.byte_classes.tolist()
+    dfa._forced = {}
+    return dfa

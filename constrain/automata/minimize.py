@@ -271,3 +271,49 @@ def merge_columns(table):
             n_keep += 1
         col_of[c] = j
     return col_of, keep[:n_keep].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def minimal(classes, table, accepting):
+    """trim, merge_columns, equivalence_blocks, quotient and merge_columns again in one call
+    (each numba call boxes its arrays: for the many small rule DFAs that cost more than the
+    work). Returns (class per symbol, table, accepting, whether the start is live); when the
+    start is dead the other results are empty."""
+    table, start_live = trim(table, accepting)
+    if not start_live:
+        return np.empty(0, dtype=np.int32), table[:0].copy(), accepting[:0].copy(), False
+    col_of, keep = merge_columns(table)
+    n = table.shape[0]
+    k = keep.shape[0]
+    narrow = np.empty((n, k), dtype=np.int32)
+    m = 0
+    for q in range(n):
+        for j in range(k):
+            t = table[q, keep[j]]
+            narrow[q, j] = t
+            if t >= 0:
+                m += 1
+    # The transitions in row-major order, as np.nonzero(table >= 0) lists them.
+    tails = np.empty(m, dtype=np.int64)
+    labels = np.empty(m, dtype=np.int64)
+    heads = np.empty(m, dtype=np.int64)
+    i = 0
+    for q in range(n):
+        for j in range(k):
+            t = narrow[q, j]
+            if t >= 0:
+                tails[i] = q
+                labels[i] = j
+                heads[i] = t
+                i += 1
+    blocks = _refine(n, tails, labels, heads, accepting, k)
+    new_table, new_acc = quotient(narrow, blocks, accepting)
+    col_of2, keep2 = merge_columns(new_table)
+    merged = np.empty(classes.shape[0], dtype=np.int32)
+    for x in range(classes.shape[0]):
+        merged[x] = col_of2[col_of[classes[x]]]
+    out = np.empty((new_table.shape[0], keep2.shape[0]), dtype=np.int32)
+    for q in range(new_table.shape[0]):
+        for j in range(keep2.shape[0]):
+            out[q, j] = new_table[q, keep2[j]]
+    return merged, out, new_acc, True

@@ -22,6 +22,7 @@ from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
 from .dfa import DFA, determinize
+from .glue import glued_dfa
 from .nfa import build_nfa, nfa_states
 from .rule_facts import callees as _callees, first_calls, nullable_rules, productive_rules, without_calls
 
@@ -142,7 +143,11 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
     same rule (strings, numbers, "any JSON value" recur in almost every schema)."""
     callees = _callees(node)
     limits = Limits(max_nfa_states=max_nfa, max_dfa_states=max_dfa, max_compile_seconds=seconds)
-    nfa = build_nfa(node, max_nfa, {name: k for k, name in enumerate(callees)})
+    calls = {name: k for k, name in enumerate(callees)}
+    glued = glued_dfa(node, calls, limits)  # members of key languages, without a subset construction
+    if glued is not None:
+        return glued, callees
+    nfa = build_nfa(node, max_nfa, calls)
     try:
         return determinize(nfa, limits, n_calls=len(callees)), callees
     except EmptyLanguageError:

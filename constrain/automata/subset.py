@@ -5,13 +5,15 @@ final one) in an epsilon closure; sets live in one flat growable array and are f
 an open-addressing hash. Resumable in chunks (all state is in the arrays passed in and
 returned) so the caller can check the time limit between chunks. Indices are validated by
 construction: NFA state ids come from `NFA` lists (0..n-1), class ids from the caller's
-`_byte_classes` (0..n_cls-1).
+`prepare` (0..n_cls-1).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from .minimize import minimal
 
 DONE, PAUSED, TOO_MANY = 0, 1, 2
 
@@ -246,3 +248,70 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
             rows[k, c] = j
         k += 1
     return rows, set_ptr, set_data, slots, k, cnt, DONE
+
+
+@numba.njit(cache=True, nogil=True)
+def prepare(n, edges, eps, final, alphabet):
+    """The NFA in CSR form and its symbol classes, in one call (for small NFAs the separate
+    numpy steps cost more than the subset construction). `edges` rows (source, lo, hi,
+    target), `eps` rows (source, target); rows stay in their order within a source.
+    Returns (e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, classes): the class of
+    each symbol partitions the alphabet into intervals no edge splits, bytes and calls apart."""
+    m = edges.shape[0]
+    e_ptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(m):
+        e_ptr[edges[i, 0] + 1] += 1
+    for q in range(n):
+        e_ptr[q + 1] += e_ptr[q]
+    starts = np.zeros(alphabet + 1, dtype=np.bool_)
+    starts[0] = True
+    starts[256] = True
+    for i in range(m):
+        starts[edges[i, 1]] = True
+        starts[edges[i, 2] + 1] = True
+    classes = np.empty(alphabet, dtype=np.int32)
+    c = -1
+    for x in range(alphabet):
+        if starts[x]:
+            c += 1
+        classes[x] = c
+    fill = e_ptr[:-1].copy()
+    e_clo = np.empty(m, dtype=np.int64)
+    e_chi = np.empty(m, dtype=np.int64)
+    e_dst = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        j = fill[edges[i, 0]]
+        fill[edges[i, 0]] = j + 1
+        e_clo[j] = classes[edges[i, 1]]
+        e_chi[j] = classes[edges[i, 2]]
+        e_dst[j] = edges[i, 3]
+    k = eps.shape[0]
+    eps_ptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(k):
+        eps_ptr[eps[i, 0] + 1] += 1
+    for q in range(n):
+        eps_ptr[q + 1] += eps_ptr[q]
+    fill = eps_ptr[:-1].copy()
+    eps_dst = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        j = fill[eps[i, 0]]
+        fill[eps[i, 0]] = j + 1
+        eps_dst[j] = eps[i, 1]
+    important = np.empty(n, dtype=np.bool_)
+    for q in range(n):
+        important[q] = e_ptr[q + 1] > e_ptr[q]
+    important[final] = True
+    return e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, classes
+
+
+@numba.njit(cache=True, nogil=True)
+def finish(rows, set_ptr, set_data, cnt, final, classes):
+    """The minimal DFA of the finished construction (see minimize.minimal): a DFA state
+    accepts when its set holds the NFA's final state."""
+    accepting = np.zeros(cnt, dtype=np.bool_)
+    for j in range(cnt):
+        for i in range(set_ptr[j], set_ptr[j + 1]):
+            if set_data[i] == final:
+                accepting[j] = True
+                break
+    return minimal(classes, rows[:cnt].copy(), accepting)

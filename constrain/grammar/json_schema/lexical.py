@@ -104,8 +104,11 @@ def quoted(body: ir.Node) -> ir.Node:
     return ir.concat(ir.literal('"'), body, ir.literal('"'))
 
 
+@lru_cache(maxsize=8192)
 def string_literal(text: str, canonical: bool = False) -> ir.Node:
-    """The spellings (all, or the canonical one) of the JSON string whose value is `text`."""
+    """The spellings (all, or the canonical one) of the JSON string whose value is `text`.
+    One node per key or value, shared: property names and enum values recur across schemas,
+    and what the compiler learns about a node (its size, its hash) is kept on it."""
     return quoted(ir.concat(*(encode_chars(((ord(c), ord(c)),), canonical) for c in text)) if text else ir.EMPTY)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -26,4 +26,5 @@ class JsonSchemaOptions:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
 
     def key(self) -> dict:
-        return asdict(self)
+        # (not dataclasses.asdict, which deep-copies every value: the fields are immutable)
+        return {f.name: getattr(self, f.name) for f in fields(self)}

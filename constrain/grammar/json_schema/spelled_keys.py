@@ -17,11 +17,8 @@ import numpy as np
 
 from ...automata import DFA
 from ...automata.charset import contains
-from ...automata.minimize import quotient
 from .lexical import SHORT_ESCAPES, UNESCAPED
 
-_QUOTE = 0x22
-_HEX = "0123456789abcdef"
 
 
 def _escape(unit: int) -> list[tuple[int, ...]]:
@@ -56,50 +53,64 @@ def other_keys_dfa(any_string: DFA, named: tuple[str, ...]) -> DFA:
 
     Trie nodes are states that also know where `any_string` is (its state after the same
     bytes); a byte the trie lacks continues in a copy of `any_string`; a closing quote after a
-    whole named key leads nowhere."""
-    a_rows = any_string.table[:, any_string.byte_classes]  # (states, 256)
-    after_quote = int(a_rows[0, _QUOTE])
-    edges: list[dict[int, int]] = [{_QUOTE: 1}, {}]  # per trie node: byte -> node
-    at: list[int] = [0, after_quote]  # per trie node: the any-string state
-    ends: set[int] = set()  # trie nodes where a whole key has been read
-    boundary: dict[tuple[int, str], int] = {}  # (node, character) -> node after it
+    whole named key leads nowhere. Built in numba (key_trie.py) from the keys' spellings."""
+    from .key_trie import other_keys_arrays  # numba loads on first use
+
+    cps: list[int] = []
+    chars_per_key: list[int] = []
+    forms_per_char: list[int] = []
+    sets_per_form: list[int] = []
+    bytes_per_set: list[int] = []
+    set_bytes: list[int] = []
     for key in named:
-        spelled = [spellings(ord(ch)) for ch in key]
-        if not all(spelled):
+        parts = _key_parts(key)
+        if parts is None:
             continue  # a lone surrogate: no JSON text spells this key
-        node = 1
-        for ch, forms in zip(key, spelled):
-            nxt = boundary.get((node, ch))
-            if nxt is None:
-                nxt = boundary[(node, ch)] = _walk(edges, at, a_rows, node, forms[0], None)
-                for form in forms[1:]:
-                    _walk(edges, at, a_rows, node, form, nxt)
-            node = nxt
-        ends.add(node)
-    if min(at) < 0:
+        cps += parts[0]
+        chars_per_key.append(len(parts[0]))
+        forms_per_char += parts[1]
+        sets_per_form += parts[2]
+        bytes_per_set += parts[3]
+        set_bytes += parts[4]
+    classes, table, accepting, inside = other_keys_arrays(
+        *_any_string_arrays(any_string),
+        _ints(chars_per_key), _ints(cps), _ints(forms_per_char), _ints(sets_per_form), _ints(bytes_per_set),
+        _ints(set_bytes), 2 + len(bytes_per_set),
+    )
+    if not inside:
         raise ValueError("a key spelling that any_string rejects: not the DFA of every JSON string")
-    # Byte classes: any_string's, split where the trie's edge labels tell bytes apart.
-    signature: dict[int, list[int]] = {}
-    for out in edges:
-        for byte, target in out.items():
-            signature.setdefault(byte, []).append(target)
-    ids: dict[tuple, int] = {}
-    classes = np.array([ids.setdefault((c, tuple(signature.get(x, ()))), len(ids))
-                        for x, c in enumerate(any_string.byte_classes.tolist())], dtype=np.int32)
-    reps = np.unique(classes, return_index=True)[1]
-    n_trie, n_any = len(edges), any_string.n_states
-    rows = a_rows[:, reps]
-    table = np.empty((n_trie + n_any, len(reps)), dtype=np.int32)
-    table[n_trie:] = np.where(rows >= 0, rows + n_trie, -1)
-    table[:n_trie] = table[n_trie + np.asarray(at)]
-    src = [node for node, out in enumerate(edges) for _ in out]
-    byte = [b for out in edges for b in out]
-    table[src, classes[byte]] = [t for out in edges for t in out.values()]
-    table[list(ends), classes[_QUOTE]] = -1
-    accepting = np.zeros(n_trie + n_any, dtype=np.bool_)
-    accepting[n_trie:] = any_string.accepting
-    table, accepting = quotient(table, np.arange(len(table), dtype=np.int64), accepting)  # the reachable part
     return DFA(classes, table, accepting)
+
+
+@lru_cache(maxsize=8)
+def _any_string_arrays(any_string: DFA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(next state per state and byte, class per byte, accepting) of any_string (one DFA in
+    practice, held here by identity)."""
+    rows = np.ascontiguousarray(any_string.table[:, any_string.byte_classes], dtype=np.int64)
+    return rows, np.asarray(any_string.byte_classes, dtype=np.int64), np.asarray(any_string.accepting)
+
+
+def _ints(xs: list[int]) -> np.ndarray:
+    return np.array(xs, dtype=np.int64)
+
+
+@lru_cache(maxsize=8192)
+def _key_parts(key: str) -> tuple[list[int], list[int], list[int], list[int], list[int]] | None:
+    """A key's spellings as flat lists (code points; forms per character; byte sets per form;
+    bytes per set; the bytes), or None if one of its characters has no spelling."""
+    cps, forms_per_char, sets_per_form, bytes_per_set, flat = [], [], [], [], []
+    for ch in key:
+        forms = spellings(ord(ch))
+        if not forms:
+            return None
+        cps.append(ord(ch))
+        forms_per_char.append(len(forms))
+        for form in forms:
+            sets_per_form.append(len(form))
+            for byte_set in form:
+                bytes_per_set.append(len(byte_set))
+                flat += byte_set
+    return cps, forms_per_char, sets_per_form, bytes_per_set, flat
 
 
 def other_keys_bound(any_string: DFA, named: tuple[str, ...]) -> int:
@@ -111,22 +122,3 @@ def other_keys_bound(any_string: DFA, named: tuple[str, ...]) -> int:
 @lru_cache(maxsize=4096)
 def _spelled_length(c: int) -> int:
     return sum(len(form) for form in spellings(c))
-
-
-def _walk(edges: list[dict[int, int]], at: list[int], a_rows: np.ndarray, node: int,
-          form: list[tuple[int, ...]], last: int | None) -> int:
-    """Add the path of one spelling from `node` (ending at `last`, or a new node); returns its
-    end. Spellings are a prefix code, so paths share prefixes but never end inside another."""
-    for i, byte_set in enumerate(form):
-        target = edges[node].get(byte_set[0])
-        if target is None:
-            if i == len(form) - 1 and last is not None:
-                target = last
-            else:
-                target = len(edges)
-                edges.append({})
-                at.append(int(a_rows[at[node], byte_set[0]]))
-            for b in byte_set:
-                edges[node][b] = target
-        node = target
-    return node

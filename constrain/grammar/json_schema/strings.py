@@ -7,13 +7,14 @@ ensure_ascii=False): narrower in spelling, never in the set of string values all
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from ...automata import DFA, compile_ir, ir, parse_regex
 from ...automata.algebra import difference, intersect
-from ...errors import EmptyLanguageError
+from ...errors import ConstrainError, EmptyLanguageError
 from . import lexical
 from .formats import FORMATS
 from .keywords import NOT_ENUM, NOT_FORMATS, NOT_PATTERNS, PATTERNS, count_keyword
@@ -59,20 +60,9 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         node = lexical.quoted(_long_body(tr, lo, hi))
     else:
         try:
-            dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
-            for p in patterns:
-                dfa = intersect(dfa, pattern_dfa(p, f"{pointer}/pattern", _canonical))
-            for f in formats:
-                dfa = intersect(dfa, _format_dfa(f))
-            for p in not_patterns:
-                excluded_dfa = _or_none(pattern_dfa, p, f"{pointer}/not/pattern", _canonical)
-                if excluded_dfa is not None:  # (a pattern that matches nothing excludes nothing)
-                    dfa = difference(dfa, excluded_dfa)
-            for f in not_formats:
-                dfa = difference(dfa, _format_dfa(f))
+            node = _constrained(lo, hi, patterns, formats, not_patterns, not_formats, pointer)
         except EmptyLanguageError:
             return ir.NOTHING  # no string satisfies all of them
-        node = lexical.quoted(ir.Embedded(dfa))
     if excluded:
         try:
             node = ir.Embedded(difference(compile_ir(node), compile_ir(ir.alt(*(lexical.string_literal(v) for v in excluded)))))
@@ -112,6 +102,42 @@ def _longest_bytes(dfa: DFA) -> float:
     return longest(0)
 
 
+def _constrained(lo: int, hi: Optional[int], patterns: list, formats: list, not_patterns: list, not_formats: list, pointer: str) -> ir.Node:
+    """The quoted canonical spellings of the strings with lo..hi characters that match
+    `patterns` and `formats` and none of `not_patterns` and `not_formats`. One node per
+    process for each: the same few (a date-time, a length bound, a common pattern) recur
+    across schemas, and each costs several automaton products, and then a rule DFA (rule DFAs
+    are shared by equal IR)."""
+    key = (lo, hi, tuple(patterns), tuple(formats), tuple(not_patterns), tuple(not_formats))
+    try:
+        return _cached_constrained(key)
+    except EmptyLanguageError:
+        raise
+    except (TypeError, ConstrainError):  # unhashable (malformed) or failing: say where
+        return lexical.quoted(ir.Embedded(_build_body_dfa(key, pointer)))
+
+
+@lru_cache(maxsize=1024)
+def _cached_constrained(key: tuple) -> ir.Node:
+    return lexical.quoted(ir.Embedded(_build_body_dfa(key, "#")))
+
+
+def _build_body_dfa(key: tuple, pointer: str) -> DFA:
+    lo, hi, patterns, formats, not_patterns, not_formats = key
+    dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
+    for p in patterns:
+        dfa = intersect(dfa, pattern_dfa(p, f"{pointer}/pattern", _canonical))
+    for f in formats:
+        dfa = intersect(dfa, _format_dfa(f))
+    for p in not_patterns:
+        excluded_dfa = _or_none(pattern_dfa, p, f"{pointer}/not/pattern", _canonical)
+        if excluded_dfa is not None:  # (a pattern that matches nothing excludes nothing)
+            dfa = difference(dfa, excluded_dfa)
+    for f in not_formats:
+        dfa = difference(dfa, _format_dfa(f))
+    return dfa
+
+
 LONG = 512  # longer length bounds are counted in blocks through the stack
 BLOCK = 256
 
@@ -143,6 +169,7 @@ def _canonical(node: ir.Node) -> ir.Node:
     return lexical.encode(node, canonical=True)
 
 
+@lru_cache(maxsize=64)
 def _format_dfa(fmt: str) -> DFA:
     return compile_ir(lexical.encode(parse_regex(FORMATS[fmt]), canonical=True))
 
