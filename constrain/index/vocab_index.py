@@ -7,6 +7,7 @@ import functools
 from ..vocab import Vocabulary
 from .slices import TokenSlice, build_slices
 from .trie import TokenTrie
+from .warm import warm_kernels
 
 
 class VocabIndex:
@@ -18,6 +19,7 @@ class VocabIndex:
         self.trie = TokenTrie(vocab.token_bytes, vocab.special_ids)
         self.slices: tuple[TokenSlice, ...] = build_slices(vocab.token_bytes, vocab.special_ids, self.trie)
         self.eos_ids = vocab.eos_token_ids
+        warm_kernels(self)
 
 
 @functools.lru_cache(maxsize=8)
