@@ -23,8 +23,10 @@ from .boundaries import Boundaries
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
+from .walk import walk_subtrees  # (this module is imported by the first JSON Schema compile)
 
 _BOUNDARY_BUFFER = 4096
+_ROOT = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 MAX_FORCED_BYTES = 4096
 
 
@@ -38,7 +40,7 @@ class StackTokenAutomaton:
         self.eos_ids = tuple(sorted(index.eos_ids))
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
-        self._slices = SliceChooser(index.slices)
+        self._slices = SliceChooser(index.slices, index.proofs)
         self._same = rules.same  # rules with the same DFA and exits share walks
         self._readable: dict[tuple[int, int], np.ndarray] = {}
         self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
@@ -107,14 +109,12 @@ class StackTokenAutomaton:
         return row
 
     def _walk(
-        self, r: int, q: int, firsts: list[int], t: TokenTrie, words: np.ndarray
+        self, r: int, q: int, firsts: Optional[tuple[int, ...]], t: TokenTrie, words: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """OR into `words` the tokens read inside rule r from q over the subtrees of `firsts`
-        (0: the whole trie); returns the boundaries met (nodes, states)."""
-        from .walk import walk_subtrees
-
+        (None: the whole trie); returns the boundaries met (nodes, states)."""
         dfa, _, exits = self.rules.rule(r)
-        starts = np.asarray(firsts, dtype=np.int32)
+        starts = _ROOT if firsts is None else np.asarray(firsts, dtype=np.int32)
         cap = _BOUNDARY_BUFFER
         while True:
             b_nodes = np.empty(cap, dtype=np.int32)
@@ -139,7 +139,7 @@ class StackTokenAutomaton:
         if hit is None:
             trie = self.tries[tid]
             words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = self._walk(r, q, list(firsts), trie, words)
+            b_nodes, b_states = self._walk(r, q, firsts, trie, words)
             idx = np.flatnonzero(words)
             bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
             hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
@@ -159,7 +159,7 @@ class StackTokenAutomaton:
             trie = self.tries[trie_id]
             if words is None:
                 words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = self._walk(r, q, [0], trie, words)
+            b_nodes, b_states = self._walk(r, q, None, trie, words)
             bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
             hit = self._inner.setdefault((r, q), (words, bounds, trie_id))
         return hit
