@@ -22,6 +22,7 @@ text so far begins some earlier item, tokens with a `"`). Everything else keeps 
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_left
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
@@ -181,7 +182,13 @@ class DistinctCallsAutomaton:
         """The inner row minus the candidates that stepping refuses."""
         stacks, pairs = state
         base = self.inner.mask_row(stacks)
-        killed = self._killed(state, _ids(base.view(np.uint32) & self._candidates(pairs).view(np.uint32)))
+        words = base.view(np.uint32)
+        cands, closing = self._candidates(pairs)
+        ids = _ids(words & cands.view(np.uint32))
+        if closing:  # tokens with a `"` that might close an open string item as a duplicate
+            quotes = self._tokens("any", _QUOTE).view(np.uint32)
+            ids += self._closing_dups(_ids(words & quotes & ~cands.view(np.uint32)), closing)
+        killed = self._killed(state, ids)
         if not killed:
             return base
         words = base.view(np.uint32).copy()
@@ -342,12 +349,15 @@ class DistinctCallsAutomaton:
         return hit
 
     # -- candidates for the mask ---------------------------------------------------------------
-    def _candidates(self, pairs: Optional[frozenset]) -> np.ndarray:
-        """uint8 bytes of a token bitmask: the tokens that might settle a duplicate here."""
+    def _candidates(self, pairs: Optional[frozenset]) -> tuple[np.ndarray, list[tuple[str, list[str]]]]:
+        """(uint8 bytes of a token bitmask: the tokens that might settle a duplicate here; the
+        open string items, as (text so far, earlier string keys sorted), whose tokens with a
+        `"` are left to _closing_dups rather than all taken)."""
         every = self.all_settling
         if pairs is None:
-            return self._tokens("risky", every)
+            return self._tokens("risky", every), []
         out = None
+        closing: list[tuple[str, list[str]]] = []
         for _, ctx in pairs:
             # Inside a string, bytes before the first `"` are text: they settle nothing.
             innermost = next((item for _, _, item in reversed(ctx) if item is not None), None)
@@ -358,9 +368,40 @@ class DistinctCallsAutomaton:
                     if keys:
                         part = part | self._tokens("late", every)
                 elif keys and self._possible(keys, item):
-                    part = part | self._tokens("any", self._settling_for(item))
+                    text = _settled_text(item)
+                    if text is None:
+                        part = part | self._tokens("any", self._settling_for(item))
+                    else:
+                        closing.append((text, self._strings(keys)))
             out = part if out is None else out | part
-        return out if out is not None else self._tokens("two", every)
+        return (out if out is not None else self._tokens("two", every)), closing
+
+    def _closing_dups(self, ids: list[int], closing: list[tuple[str, list[str]]]) -> list[int]:
+        """The tokens among `ids` (each with a `"`) whose first `"` may close one of the open
+        string items `closing` as an earlier key. Before that quote a token can settle nothing
+        in the item's array; a later settling there needs another item inside the token, and
+        those tokens ("two_after_quote") are candidates anyway. Tokens with an escape or a
+        control byte before the quote are kept: stepping decides."""
+        token_bytes = self._token_bytes
+        out = []
+        for t in ids:
+            data = token_bytes[t]
+            head = data[: data.find(b'"')]
+            if _ESCAPE_OR_CONTROL.search(head) is not None:
+                out.append(t)
+                continue
+            try:
+                text = head.decode("utf-8")
+            except UnicodeDecodeError:
+                out.append(t)
+                continue
+            for so_far, strings in closing:
+                whole = so_far + text
+                i = bisect_left(strings, whole)
+                if i < len(strings) and strings[i] == whole:
+                    out.append(t)
+                    break
+        return out
 
     def _settling_for(self, item: bytes) -> frozenset:
         first = item[:1]
@@ -423,6 +464,22 @@ def _ids(words: np.ndarray) -> list[int]:
         return []
     w, b = np.nonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(-1, 32))
     return (nz[w] * 32 + b).tolist()
+
+
+_QUOTE = frozenset(b'"')
+_ESCAPE_OR_CONTROL = re.compile(rb"[\x00-\x1f\\]")
+
+
+def _settled_text(item: bytes) -> Optional[str]:
+    """The text of an open string item whose next unescaped `"` would close it exactly there
+    (None if `item` is not an open string, or ends inside an escape or a UTF-8 character)."""
+    if item[:1] != b'"':
+        return None
+    try:
+        value = json.loads(item + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _open_string(item: bytes) -> bool:
