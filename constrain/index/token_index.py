@@ -32,7 +32,7 @@ class DFATokenAutomaton:
         self._rows: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
         self._eos_row = self._with_eos(np.zeros(index.trie.n_words, dtype=np.uint32))
-        self._slices = SliceChooser(index.slices)
+        self._slices = SliceChooser(index.slices, index.proofs)
         self._no_exits = np.zeros(dfa.n_states, dtype=np.bool_)  # a token never leaves a regex
         self.nodes_visited = 0
 
