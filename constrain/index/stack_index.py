@@ -20,6 +20,7 @@ import numpy as np
 
 from ..automata.rules import RuleSet, StackSemantics
 from .boundaries import Boundaries
+from .follow import ExitFilter
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
@@ -42,6 +43,7 @@ class StackTokenAutomaton:
         self._rows: dict[Any, np.ndarray] = {}
         self._slices = SliceChooser(index.slices, index.proofs)
         self._same = rules.same  # rules with the same DFA and exits share walks
+        self._exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
         self._readable: dict[tuple[int, int], np.ndarray] = {}
         self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
@@ -113,7 +115,8 @@ class StackTokenAutomaton:
     ) -> tuple[np.ndarray, np.ndarray]:
         """OR into `words` the tokens read inside rule r from q over the subtrees of `firsts`
         (None: the whole trie); returns the boundaries met (nodes, states)."""
-        dfa, _, exits = self.rules.rule(r)
+        dfa = self.rules.rule(r).dfa
+        kinds, follow = self._exit_filter.kinds(self._same[r])
         starts = _ROOT if firsts is None else np.asarray(firsts, dtype=np.int32)
         cap = _BOUNDARY_BUFFER
         while True:
@@ -121,7 +124,7 @@ class StackTokenAutomaton:
             b_states = np.empty(cap, dtype=np.int32)
             n, visited = walk_subtrees(
                 t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-                dfa.table, exits, starts, np.int32(q), words, b_nodes, b_states,
+                dfa.table, kinds, follow, starts, np.int32(q), words, b_nodes, b_states,
             )
             self.nodes_visited += visited
             if n <= cap:
