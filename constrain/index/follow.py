@@ -19,6 +19,7 @@ import numpy as np
 from ..automata.rules import RuleSet
 
 ALWAYS, IF_FOLLOWS = 1, 2  # a state's exit kind: it can call; it can only return
+MIN_RETURN_STATES = 16  # rules with fewer return-only states keep every exit
 
 
 class ExitFilter:
@@ -37,13 +38,17 @@ class ExitFilter:
         hit = self._kinds.get(rep)
         if hit is None:
             rule = self.rules.rule(rep)
-            follow = self._return_follow(rep, set())
+            calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
+            returns_only = rule.dfa.accepting & ~calls
+            # (few such states meet few boundaries: not worth the callers' analysis)
+            follow = None
+            if np.count_nonzero(returns_only) >= MIN_RETURN_STATES:
+                follow = self._return_follow(rep, set())
             if follow is None:
                 kinds = rule.exits.astype(np.uint8)  # ALWAYS wherever it exits
                 follow = np.zeros(256, dtype=np.bool_)
             else:
-                calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
-                kinds = np.where(calls, ALWAYS, np.where(rule.dfa.accepting, IF_FOLLOWS, 0)).astype(np.uint8)
+                kinds = np.where(calls, ALWAYS, np.where(returns_only, IF_FOLLOWS, 0)).astype(np.uint8)
             hit = self._kinds.setdefault(rep, (kinds, follow))
         return hit
 

@@ -12,6 +12,7 @@ from constrain import Compiler
 from constrain.automata.rules import compile_rules
 from constrain.grammar.json_schema.options import JsonSchemaOptions
 from constrain.grammar.json_schema.translate import Translator
+from constrain.index import follow as follow_module
 from constrain.index.follow import ALWAYS, IF_FOLLOWS, ExitFilter
 from constrain.index.stack_index import StackTokenAutomaton
 
@@ -52,8 +53,11 @@ def _automata(schema, vocab):
     return fast, plain
 
 
+@pytest.mark.parametrize("every_rule", [False, True])
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_filtered_exits_give_the_same_masks(name, llama3):
+def test_filtered_exits_give_the_same_masks(name, every_rule, llama3, monkeypatch):
+    if every_rule:  # filter every rule's returns, not only those of rules with many
+        monkeypatch.setattr(follow_module, "MIN_RETURN_STATES", 0)
     fast, plain = _automata(SCHEMAS[name], llama3)
     rng = random.Random(name)
     token_bytes = llama3.token_bytes
@@ -71,9 +75,10 @@ def test_filtered_exits_give_the_same_masks(name, llama3):
             assert state is not None
 
 
-def test_a_property_value_returns_only_before_a_comma_or_brace(llama3):
+def test_a_property_value_returns_only_before_a_comma_or_brace(llama3, monkeypatch):
     """A bounded string property is a rule whose caller reads `,` or `}` after it: its walks
     record boundaries only there; the start rule's return ends the document (no byte)."""
+    monkeypatch.setattr(follow_module, "MIN_RETURN_STATES", 0)
     fast, _ = _automata(SCHEMAS["bounded_strings"], llama3)
     rules = fast.rules
     follows = {}
