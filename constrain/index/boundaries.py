@@ -28,9 +28,15 @@ class Boundaries:
             self.groups: tuple[tuple[int, np.ndarray, np.ndarray], ...] = ()
         elif (states == states[0]).all():
             self.groups = ((int(states[0]), nodes, node_bytes),)
-        else:
+        else:  # by state, ascending, nodes in walk order within each (one sort, not a pass per state)
+            order = np.argsort(states, kind="stable")
+            by_state = states[order]
+            cuts = (np.flatnonzero(by_state[1:] != by_state[:-1]) + 1).tolist()
+            nodes, node_bytes = nodes[order], node_bytes[order]
+            starts = [0, *cuts]
+            ends = [*cuts, len(order)]
             self.groups = tuple(
-                (int(s), nodes[states == s], node_bytes[states == s]) for s in np.unique(states).tolist()
+                (s, nodes[i:j], node_bytes[i:j]) for s, i, j in zip(by_state[starts].tolist(), starts, ends)
             )
         self._picked: dict[tuple[int, int, int], np.ndarray] = {}
 

@@ -22,6 +22,8 @@ text so far begins some earlier item, tokens with a `"`). Everything else keeps 
 from __future__ import annotations
 
 import json
+import re
+from bisect import bisect_left
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
 
@@ -34,6 +36,7 @@ Ctx = tuple  # ((depth, keys: frozenset, item: bytes | None), ...) bottom to top
 _DEAD = object()
 _MAX_KILLED_ROWS = 512
 _MAX_MEMO = 100_000
+_MAX_KEY_SETS = 256
 
 
 class DistinctCallsAutomaton:
@@ -68,6 +71,8 @@ class DistinctCallsAutomaton:
         self._no_rows: dict[Any, np.ndarray] = {}  # (no state is cached here: see row_cache)
         self._frames_memo: dict[Any, tuple] = {}
         self._deepest_memo: dict[Any, int] = {}
+        self._strings_memo: dict[frozenset, list[str]] = {}
+        self._settle_memo: dict[frozenset, dict[int, bool]] = {}
 
     # -- what can settle a value -----------------------------------------------------------------
     def _has_out(self, r: int) -> list[bool]:
@@ -177,9 +182,13 @@ class DistinctCallsAutomaton:
         """The inner row minus the candidates that stepping refuses."""
         stacks, pairs = state
         base = self.inner.mask_row(stacks)
-        cands = self._candidates(pairs)
-        ids = np.flatnonzero(np.unpackbits(base.view(np.uint8) & cands, bitorder="little"))
-        killed = self._killed(state, ids.tolist())
+        words = base.view(np.uint32)
+        cands, closing = self._candidates(pairs)
+        ids = _ids(words & cands.view(np.uint32))
+        if closing:  # tokens with a `"` that might close an open string item as a duplicate
+            quotes = self._tokens("any", _QUOTE).view(np.uint32)
+            ids += self._closing_dups(_ids(words & quotes & ~cands.view(np.uint32)), closing)
+        killed = self._killed(state, ids)
         if not killed:
             return base
         words = base.view(np.uint32).copy()
@@ -203,6 +212,7 @@ class DistinctCallsAutomaton:
         texts = sorted((token_bytes[t], t) for t in ids if t < len(token_bytes) and t not in special and token_bytes[t])
         if state[1] is None:  # only tokens that open a marked array: rare, step them whole
             return [t for data, t in texts if self.advance(state, data) is None]
+        texts = self._may_settle(state[0], texts)
         reached: dict[bytes, frozenset] = {b"": state[1]}
         killed = []
         for data, t in texts:
@@ -217,6 +227,44 @@ class DistinctCallsAutomaton:
             if not pairs:
                 killed.append(t)
         return killed
+
+    def _may_settle(self, stacks: frozenset, texts: list[tuple[bytes, int]]) -> list[tuple[bytes, int]]:
+        """The (bytes, id) of `texts` (sorted) whose reading from `stacks` meets a stack where an
+        item could settle: only there can the items so far refuse a token. That depends on the
+        stacks alone, so it is remembered per stacks (they recur at every character of a
+        string), and found without the items' texts (several times cheaper than `_step`)."""
+        memo = self._settle_memo.get(stacks)
+        if memo is None:
+            if len(self._settle_memo) > _MAX_KEY_SETS:
+                self._settle_memo.clear()
+            memo = self._settle_memo[stacks] = {}
+        todo = [(data, t) for data, t in texts if t not in memo]
+        if todo:
+            step, settles_at = self.sem.step, self._settles_at
+            reached: dict[bytes, tuple[frozenset, bool]] = {b"": (stacks, False)}
+            for data, t in todo:
+                k = len(data)
+                while data[:k] not in reached:
+                    k -= 1
+                cur, hit = reached[data[:k]]
+                while not hit and cur and k < len(data):
+                    cur = step(cur, data[k])
+                    hit = any(settles_at(s) for s in cur)
+                    k += 1
+                    reached[data[:k]] = (cur, hit)
+                memo[t] = hit or not cur  # (a dead token is stepped in full: never assumed)
+        return [(data, t) for data, t in texts if memo[t]]
+
+    def _settles_at(self, stack: tuple) -> bool:
+        """Can an item settle on reaching `stack` (see _next_ctx)? Where a marked frame is the
+        top (an item's frame just returned) or no frame above a marked one can read on."""
+        frames = self._marked_frames(stack)
+        if not frames:
+            return False
+        if frames[-1][1]:
+            return True
+        deepest = self._deepest_reader(stack)
+        return any(deepest <= d for d, _ in frames)
 
     # -- stepping ------------------------------------------------------------------------------
     def _make(self, stacks: frozenset, pairs: Optional[frozenset]) -> tuple:
@@ -301,12 +349,15 @@ class DistinctCallsAutomaton:
         return hit
 
     # -- candidates for the mask ---------------------------------------------------------------
-    def _candidates(self, pairs: Optional[frozenset]) -> np.ndarray:
-        """uint8 bytes of a token bitmask: the tokens that might settle a duplicate here."""
+    def _candidates(self, pairs: Optional[frozenset]) -> tuple[np.ndarray, list[tuple[str, list[str]]]]:
+        """(uint8 bytes of a token bitmask: the tokens that might settle a duplicate here; the
+        open string items, as (text so far, earlier string keys sorted), whose tokens with a
+        `"` are left to _closing_dups rather than all taken)."""
         every = self.all_settling
         if pairs is None:
-            return self._tokens("risky", every)
+            return self._tokens("risky", every), []
         out = None
+        closing: list[tuple[str, list[str]]] = []
         for _, ctx in pairs:
             # Inside a string, bytes before the first `"` are text: they settle nothing.
             innermost = next((item for _, _, item in reversed(ctx) if item is not None), None)
@@ -317,9 +368,40 @@ class DistinctCallsAutomaton:
                     if keys:
                         part = part | self._tokens("late", every)
                 elif keys and self._possible(keys, item):
-                    part = part | self._tokens("any", self._settling_for(item))
+                    text = _settled_text(item)
+                    if text is None:
+                        part = part | self._tokens("any", self._settling_for(item))
+                    else:
+                        closing.append((text, self._strings(keys)))
             out = part if out is None else out | part
-        return out if out is not None else self._tokens("two", every)
+        return (out if out is not None else self._tokens("two", every)), closing
+
+    def _closing_dups(self, ids: list[int], closing: list[tuple[str, list[str]]]) -> list[int]:
+        """The tokens among `ids` (each with a `"`) whose first `"` may close one of the open
+        string items `closing` as an earlier key. Before that quote a token can settle nothing
+        in the item's array; a later settling there needs another item inside the token, and
+        those tokens ("two_after_quote") are candidates anyway. Tokens with an escape or a
+        control byte before the quote are kept: stepping decides."""
+        token_bytes = self._token_bytes
+        out = []
+        for t in ids:
+            data = token_bytes[t]
+            head = data[: data.find(b'"')]
+            if _ESCAPE_OR_CONTROL.search(head) is not None:
+                out.append(t)
+                continue
+            try:
+                text = head.decode("utf-8")
+            except UnicodeDecodeError:
+                out.append(t)
+                continue
+            for so_far, strings in closing:
+                whole = so_far + text
+                i = bisect_left(strings, whole)
+                if i < len(strings) and strings[i] == whole:
+                    out.append(t)
+                    break
+        return out
 
     def _settling_for(self, item: bytes) -> frozenset:
         first = item[:1]
@@ -340,8 +422,21 @@ class DistinctCallsAutomaton:
         if item[:1] == b'"':
             prefix = self.string_prefix(item)
             if prefix is not None:
-                return any(isinstance(k, tuple) and k[0] == "s" and k[1].startswith(prefix) for k in keys)
+                strings = self._strings(keys)
+                i = bisect_left(strings, prefix)
+                return i < len(strings) and strings[i].startswith(prefix)
         return True
+
+    def _strings(self, keys: frozenset) -> list[str]:
+        """The string keys among `keys`, sorted (a prefix test is then one bisection: arrays of
+        hundreds of strings ask it at every character)."""
+        hit = self._strings_memo.get(keys)
+        if hit is None:
+            hit = sorted(k[1] for k in keys if isinstance(k, tuple) and k[0] == "s")
+            if len(self._strings_memo) > _MAX_KEY_SETS:
+                self._strings_memo.clear()
+            self._strings_memo[keys] = hit
+        return hit
 
     def _tokens(self, how: str, byte_set: frozenset) -> np.ndarray:
         """The token set `how` over `byte_set` (see token_sets.py), cached here too."""
@@ -359,6 +454,32 @@ class DistinctCallsAutomaton:
             return False
         after = [j for j in range(i + 1, len(data)) if data[j] in self.after_item]
         return bool(after) and any(c in self.all_settling for c in data[after[0] + 1 :])
+
+
+def _ids(words: np.ndarray) -> list[int]:
+    """The token ids whose bits are set in `words`, ascending (unpacking only the nonzero
+    words: a whole 128k-bit row costs more than the rest of most rows)."""
+    nz = np.flatnonzero(words)
+    if not nz.size:
+        return []
+    w, b = np.nonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(-1, 32))
+    return (nz[w] * 32 + b).tolist()
+
+
+_QUOTE = frozenset(b'"')
+_ESCAPE_OR_CONTROL = re.compile(rb"[\x00-\x1f\\]")
+
+
+def _settled_text(item: bytes) -> Optional[str]:
+    """The text of an open string item whose next unescaped `"` would close it exactly there
+    (None if `item` is not an open string, or ends inside an escape or a UTF-8 character)."""
+    if item[:1] != b'"':
+        return None
+    try:
+        value = json.loads(item + b'"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _open_string(item: bytes) -> bool:

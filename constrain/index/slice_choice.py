@@ -11,15 +11,40 @@ from ..automata.dfa import DFA
 from .slices import TokenSlice
 
 
+class SliceProofs:
+    """Worth flags and slice depths per DFA object, shared by every automaton over one
+    vocabulary index. Rule DFAs are shared between grammars (rules.py caches them per rule),
+    so a string, number or format rule (an email's DFA: 0.5 ms) is analysed once per process,
+    not once per grammar. Entries hold their DFA, so an id is never reused while cached."""
+
+    __slots__ = ("_entries",)
+    MAX_ENTRIES = 2048
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, tuple[DFA, bytes, np.ndarray]] = {}
+
+    def get(self, what: str, k: int, dfa: DFA, exits: bytes) -> Optional[np.ndarray]:
+        hit = self._entries.get((what, k, id(dfa)))
+        if hit is not None and hit[0] is dfa and hit[1] == exits:
+            return hit[2]
+        return None
+
+    def put(self, what: str, k: int, dfa: DFA, exits: bytes, value: np.ndarray) -> None:
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()  # (a racing put only repeats a computation)
+        self._entries[(what, k, id(dfa))] = (dfa, exits, value)
+
+
 class SliceChooser:
     """Per automaton; `key` names one of its DFAs (a rule id, or 0 for a regex)."""
 
-    __slots__ = ("slices", "_depths", "_worth_of")
+    __slots__ = ("slices", "_depths", "_worth_of", "_proofs")
 
-    def __init__(self, slices: tuple[TokenSlice, ...]) -> None:
+    def __init__(self, slices: tuple[TokenSlice, ...], proofs: Optional[SliceProofs] = None) -> None:
         self.slices = slices
         self._depths: dict[tuple[int, int], np.ndarray] = {}
         self._worth_of: dict[tuple[int, int], np.ndarray] = {}
+        self._proofs = proofs
 
     def _worth(self, key: int, k: int, dfa: DFA) -> np.ndarray:
         """Bool per state, asked before the first analysis of a DFA: does every byte that is a
@@ -28,8 +53,14 @@ class SliceChooser:
         slice cannot apply, and most rules never reach a state that repays the analysis."""
         worth = self._worth_of.get((key, k))
         if worth is None:
-            cols = np.unique(dfa.byte_classes[self.slices[k].whole_units])
-            worth = self._worth_of.setdefault((key, k), (dfa.table[:, cols] >= 0).all(axis=1))
+            proofs = self._proofs
+            worth = proofs.get("worth", k, dfa, b"") if proofs is not None else None
+            if worth is None:
+                cols = np.unique(dfa.byte_classes[self.slices[k].whole_units])
+                worth = (dfa.table[:, cols] >= 0).all(axis=1)
+                if proofs is not None:
+                    proofs.put("worth", k, dfa, b"", worth)
+            worth = self._worth_of.setdefault((key, k), worth)
         return worth
 
     def _analyse(self, key: int, k: int, dfa: DFA, exits: np.ndarray) -> np.ndarray:
@@ -39,7 +70,12 @@ class SliceChooser:
             raise ValueError("one exit flag per DFA state")
         sl = self.slices[k]
         exits = np.ascontiguousarray(exits, dtype=np.bool_)
-        depths = state_depths(dfa.table, dfa.byte_classes, exits, sl.unit_next, np.int32(sl.max_units))
+        proofs = self._proofs
+        depths = proofs.get("depths", k, dfa, exits.tobytes()) if proofs is not None else None
+        if depths is None:
+            depths = state_depths(dfa.table, dfa.byte_classes, exits, sl.unit_next, np.int32(sl.max_units))
+            if proofs is not None:
+                proofs.put("depths", k, dfa, exits.tobytes(), depths)
         return self._depths.setdefault((key, k), depths)  # a racing fill computed the same array
 
     def choose(self, key: int, dfa: DFA, exits: np.ndarray, state: int) -> tuple[int, Optional[np.ndarray]]:

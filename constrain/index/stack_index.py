@@ -20,11 +20,14 @@ import numpy as np
 
 from ..automata.rules import RuleSet, StackSemantics
 from .boundaries import Boundaries
+from .follow import ExitFilter
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
+from .walk import walk_subtrees  # (this module is imported by the first JSON Schema compile)
 
 _BOUNDARY_BUFFER = 4096
+_ROOT = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 MAX_FORCED_BYTES = 4096
 
 
@@ -38,8 +41,9 @@ class StackTokenAutomaton:
         self.eos_ids = tuple(sorted(index.eos_ids))
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
-        self._slices = SliceChooser(index.slices)
+        self._slices = SliceChooser(index.slices, index.proofs)
         self._same = rules.same  # rules with the same DFA and exits share walks
+        self._exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
         self._readable: dict[tuple[int, int], np.ndarray] = {}
         self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
@@ -107,21 +111,20 @@ class StackTokenAutomaton:
         return row
 
     def _walk(
-        self, r: int, q: int, firsts: list[int], t: TokenTrie, words: np.ndarray
+        self, r: int, q: int, firsts: Optional[tuple[int, ...]], t: TokenTrie, words: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """OR into `words` the tokens read inside rule r from q over the subtrees of `firsts`
-        (0: the whole trie); returns the boundaries met (nodes, states)."""
-        from .walk import walk_subtrees
-
-        dfa, _, exits = self.rules.rule(r)
-        starts = np.asarray(firsts, dtype=np.int32)
+        (None: the whole trie); returns the boundaries met (nodes, states)."""
+        dfa = self.rules.rule(r).dfa
+        kinds, follow = self._exit_filter.kinds(self._same[r])
+        starts = _ROOT if firsts is None else np.asarray(firsts, dtype=np.int32)
         cap = _BOUNDARY_BUFFER
         while True:
             b_nodes = np.empty(cap, dtype=np.int32)
             b_states = np.empty(cap, dtype=np.int32)
             n, visited = walk_subtrees(
                 t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-                dfa.table, exits, starts, np.int32(q), words, b_nodes, b_states,
+                dfa.table, kinds, follow, starts, np.int32(q), words, b_nodes, b_states,
             )
             self.nodes_visited += visited
             if n <= cap:
@@ -139,7 +142,7 @@ class StackTokenAutomaton:
         if hit is None:
             trie = self.tries[tid]
             words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = self._walk(r, q, list(firsts), trie, words)
+            b_nodes, b_states = self._walk(r, q, firsts, trie, words)
             idx = np.flatnonzero(words)
             bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
             hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
@@ -159,7 +162,7 @@ class StackTokenAutomaton:
             trie = self.tries[trie_id]
             if words is None:
                 words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = self._walk(r, q, [0], trie, words)
+            b_nodes, b_states = self._walk(r, q, None, trie, words)
             bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
             hit = self._inner.setdefault((r, q), (words, bounds, trie_id))
         return hit

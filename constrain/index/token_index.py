@@ -17,13 +17,17 @@ from ..automata.dfa import DEAD, DFA
 from .slice_choice import SliceChooser
 from .vocab_index import VocabIndex
 
+_NO_FOLLOW = np.zeros(256, dtype=np.bool_)
 _WHOLE_TRIE = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 
 
 class DFATokenAutomaton:
     """The TokenAutomaton (see constrain/compiled.py) of a regular grammar: states are DFA states."""
 
-    __slots__ = ("dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "_slices", "_no_exits", "nodes_visited")
+    __slots__ = (
+        "dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "_slices", "_no_exits", "_no_exit_kinds",
+        "nodes_visited",
+    )
 
     def __init__(self, dfa: DFA, index: VocabIndex) -> None:
         self.dfa = dfa
@@ -32,8 +36,9 @@ class DFATokenAutomaton:
         self._rows: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
         self._eos_row = self._with_eos(np.zeros(index.trie.n_words, dtype=np.uint32))
-        self._slices = SliceChooser(index.slices)
+        self._slices = SliceChooser(index.slices, index.proofs)
         self._no_exits = np.zeros(dfa.n_states, dtype=np.bool_)  # a token never leaves a regex
+        self._no_exit_kinds = np.zeros(dfa.n_states, dtype=np.uint8)  # (the walk's form of it)
         self.nodes_visited = 0
 
     def _with_eos(self, words: np.ndarray) -> np.ndarray:
@@ -79,7 +84,8 @@ class DFATokenAutomaton:
         no_boundaries = np.empty(0, dtype=np.int32)  # a regex has no exits
         _, visited = walk_subtrees(
             t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-            dfa.table, self._no_exits, _WHOLE_TRIE, np.int32(state), words, no_boundaries, no_boundaries,
+            dfa.table, self._no_exit_kinds, _NO_FOLLOW, _WHOLE_TRIE, np.int32(state), words, no_boundaries,
+            no_boundaries,
         )
         if self.dfa.accepting[state]:
             row = self._with_eos(words)

@@ -5,19 +5,23 @@ from __future__ import annotations
 import functools
 
 from ..vocab import Vocabulary
+from .slice_choice import SliceProofs
 from .slices import TokenSlice, build_slices
 from .trie import TokenTrie
+from .warm import warm_kernels
 
 
 class VocabIndex:
     """The full token trie plus the free-text slices (each with the trie of its complement)."""
 
-    __slots__ = ("trie", "slices", "eos_ids")
+    __slots__ = ("trie", "slices", "eos_ids", "proofs")
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.trie = TokenTrie(vocab.token_bytes, vocab.special_ids)
         self.slices: tuple[TokenSlice, ...] = build_slices(vocab.token_bytes, vocab.special_ids, self.trie)
         self.eos_ids = vocab.eos_token_ids
+        self.proofs = SliceProofs()  # slice analyses per DFA, shared by this index's automata
+        warm_kernels(self)
 
 
 @functools.lru_cache(maxsize=8)

@@ -24,7 +24,7 @@ def _mark_tokens(i, tok1, tok_ptr, tok_ids, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, states,
+def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, follow, states,
                 out, b_nodes, b_states, n_b):
     """Walk trie nodes i..last-1, states[depth(i) - 1] already set. Returns (boundaries
     written so far, nodes visited); b_nodes.shape[0] + 1 boundaries: the buffer overflowed."""
@@ -35,7 +35,8 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
         d = p >> 8
         prev = states[d - 1]
         visited += 1
-        if exits[prev]:
+        kind = exits[prev]
+        if kind == 1 or (kind == 2 and follow[p & 255]):
             if n_b == cap:
                 return cap + 1, visited
             b_nodes[n_b] = i
@@ -53,12 +54,13 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_classes, table, exits,
-                  firsts, start_state, out, b_nodes, b_states):
+                  follow, firsts, start_state, out, b_nodes, b_states):
     """Walk the subtree of each node in `firsts`, reading with one rule's DFA (or a regex's, with
     no exits) from `start_state` at the subtree's parent depth; 0 stands for the whole trie.
     OR in the tokens readable inside the rule; record as boundaries the nodes whose byte is read
-    by a state that can call or return (`exits`): there another rule may read it, so the caller
-    continues with the stack. From the root, the first bytes are never boundaries (the caller
+    by a state that can call or return (`exits`, uint8 per state: 1 always, 2 only where
+    `follow[byte]`, the bytes any rule could read after this one returns): there another rule
+    may read it, so the caller continues with the stack. From the root, the first bytes are never boundaries (the caller
     expands `start_state` itself) and only the root's children whose byte lives are touched:
     the others lie all over the trie, one cache miss each.
     Returns (boundaries written, nodes visited); b_nodes.shape[0] + 1 boundaries means the
@@ -71,7 +73,7 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
         if f != 0:
             states[(packed[f] >> 8) - 1] = start_state
             n_b, v = _walk_range(f, end[f], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
-                                 exits, states, out, b_nodes, b_states, n_b)
+                                 exits, follow, states, out, b_nodes, b_states, n_b)
             visited += v
             if n_b > b_nodes.shape[0]:
                 return n_b, visited
@@ -86,7 +88,7 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
             states[1] = s
             _mark_tokens(c, tok1, tok_ptr, tok_ids, out)
             n_b, v = _walk_range(c + 1, end[c], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
-                                 exits, states, out, b_nodes, b_states, n_b)
+                                 exits, follow, states, out, b_nodes, b_states, n_b)
             visited += v + 1
             if n_b > b_nodes.shape[0]:
                 return n_b, visited

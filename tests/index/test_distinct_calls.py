@@ -145,3 +145,25 @@ def test_a_duplicate_string_is_refused_at_its_closing_quote(compiler, llama3):
     assert b"c" in allowed and b"\\" in allowed
     assert not m.accept_token(ids[b'"]'])
     assert m.accept_tokens([ids[b"c"], ids[b'"]']]) == 2 and m.is_accepting()
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ['["a.","a', '["a...","a.', '["x ","x', '["é","\\u00', '["é","\\u00e9', '["a\\"b","a\\', '["a\\"b","a'],
+)
+def test_tokens_closing_a_string_item_agree_with_advance(prefix, compiler, llama3):
+    """Every token with a `"` (those whose first quote may close the item as a duplicate are
+    the only ones stepped, see _closing_dups): allowed exactly when advancing succeeds."""
+    grammar = compiler.compile_json_schema(SCHEMAS["strings"])
+    state = grammar.automaton.advance(grammar.initial_state(), prefix.encode())
+    assert state is not None
+    row = grammar.automaton.mask_row(state)
+    allowed = set(np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little")).tolist())
+    quoted = [t for t, data in enumerate(llama3.token_bytes) if b'"' in data and t not in llama3.special_ids]
+    for t in quoted:
+        ok = grammar.automaton.advance(state, llama3.token_bytes[t]) is not None
+        assert ok == (t in allowed), (prefix, llama3.token_bytes[t])
+    closer = {'["a.","a': b'."', '["x ","x': b' "', '["a...","a.': b'.."'}.get(prefix)
+    if closer is not None:  # the token that would close a duplicate is there, and refused
+        assert closer in {llama3.token_bytes[t] for t in quoted}
+        assert closer not in {llama3.token_bytes[t] for t in allowed}

@@ -23,6 +23,7 @@ from constrain.automata.dfa import DFA
 from constrain.automata.rules import compile_rules
 from constrain.grammar.json_schema.any_value import json_value_rules
 from constrain.grammar.json_schema.lexical import quoted, string_body, string_literal
+from constrain.index.slice_choice import SliceChooser, SliceProofs
 from constrain.index.slice_depth import state_depths
 from constrain.index.slices import DEFAULT_UNITS, byte_units, utf8_text_units
 from constrain.index.stack_index import StackTokenAutomaton
@@ -61,6 +62,7 @@ def _plain(index: VocabIndex) -> VocabIndex:
     """The same vocabulary index with no slices: every walk covers the whole trie."""
     plain = object.__new__(VocabIndex)
     plain.trie, plain.slices, plain.eos_ids = index.trie, (), index.eos_ids
+    plain.proofs = SliceProofs()
     return plain
 
 
@@ -343,3 +345,23 @@ def test_new_states_of_wide_rules_skip_the_slice(name, prefix, texts, llama3):
         before = fast.nodes_visited
         assert np.array_equal(fast.mask_row(state), plain.mask_row(state))
         assert fast.nodes_visited - before < index.slices[0].rest.n_nodes
+
+
+def test_slice_proofs_are_shared_per_dfa_object_and_exits(llama3):
+    """Two automata over the same rule DFA (rules.py shares them between grammars) reuse one
+    depth analysis; other exits or another DFA object with the same id never do."""
+    from constrain.automata.dfa import DFA
+
+    index = Compiler(llama3).index
+    proofs = SliceProofs()
+    table = np.array([[0, -1], [1, 1]], dtype=np.int32)
+    dfa = DFA(np.zeros(256, dtype=np.int32), table, np.array([True, False]))
+    exits = np.array([True, False])
+    a = SliceChooser(index.slices, proofs)._analyse(0, 0, dfa, exits)
+    assert SliceChooser(index.slices, proofs)._analyse(5, 0, dfa, exits) is a
+    other = SliceChooser(index.slices, proofs)._analyse(0, 0, dfa, np.array([False, False]))
+    assert other is not a and np.array_equal(other, state_depths(
+        dfa.table, dfa.byte_classes, np.array([False, False]), index.slices[0].unit_next,
+        np.int32(index.slices[0].max_units)))
+    twin = DFA(np.zeros(256, dtype=np.int32), table, np.array([True, False]))
+    assert proofs.get("depths", 0, twin, exits.tobytes()) is None

@@ -1,0 +1,128 @@
+"""Bytes that can follow a rule's return: the boundaries a walk need not record.
+
+A walk records a boundary where a rule state can call or return: there the rest of the stack may
+read the node's byte (stack_index.py expands it). Where a state can only return (accepting, no
+call), the readers are the callers at their return states, the rules those call there, and
+where a return state can return too, the callers' callers. A string's content rule accepts
+after every character, so every node of its walk was a boundary while its caller only reads
+the closing quote there. Recording only nodes whose byte some reader can read changes no mask
+(the expansion keeps exactly those nodes) and cuts a string value's boundaries from thousands to
+the tokens with a quote. Unknown (a caller not built yet, recursion): every byte, as before.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..automata.rules import RuleSet
+
+ALWAYS, IF_FOLLOWS = 1, 2  # a state's exit kind: it can call; it can only return
+MIN_RETURN_STATES = 16  # rules with fewer return-only states keep every exit
+
+
+class ExitFilter:
+    """Per rule class (rules.same), the walk's exit kinds per state and its follow bytes."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self._callers: Optional[list[list[int]]] = None
+        self._members: dict[int, list[int]] = {}  # class representative -> its rules
+        self._returns: dict[int, dict[int, list[int]]] = {}  # caller -> callee -> return states
+        self._follow: dict[int, Optional[np.ndarray]] = {}
+        self._kinds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def kinds(self, rep: int) -> tuple[np.ndarray, np.ndarray]:
+        """(uint8 exit kind per state of rule class `rep`, bool per byte that may follow a return)."""
+        hit = self._kinds.get(rep)
+        if hit is None:
+            rule = self.rules.rule(rep)
+            calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
+            returns_only = rule.dfa.accepting & ~calls
+            # (few such states meet few boundaries: not worth the callers' analysis)
+            follow = None
+            if np.count_nonzero(returns_only) >= MIN_RETURN_STATES:
+                follow = self._return_follow(rep, set())
+            if follow is None:
+                kinds = rule.exits.astype(np.uint8)  # ALWAYS wherever it exits
+                follow = np.zeros(256, dtype=np.bool_)
+            else:
+                kinds = np.where(calls, ALWAYS, np.where(returns_only, IF_FOLLOWS, 0)).astype(np.uint8)
+            hit = self._kinds.setdefault(rep, (kinds, follow))
+        return hit
+
+    def _return_follow(self, rep: int, busy: set[int]) -> Optional[np.ndarray]:
+        if rep in self._follow:
+            return self._follow[rep]
+        if rep in busy:
+            return None  # recursion: give up (not remembered: the outer call decides)
+        busy.add(rep)
+        out: Optional[np.ndarray] = np.zeros(256, dtype=np.bool_)
+        rules = self.rules
+        for m in self._class(rep):
+            for c in self._callers_of(m):
+                if not rules.built(c):
+                    out = None
+                    break
+                crule = rules.rule(c)
+                for t in self._return_states(c).get(m, ()):
+                    out |= _reads(rules, c, t)
+                    for k, _ in crule.calls[t]:
+                        first = self._first(k)
+                        if first is None:
+                            out = None
+                            break
+                        out |= first
+                    if out is not None and crule.dfa.accepting[t]:
+                        up = self._return_follow(rules.same[c], busy)
+                        out = None if up is None else out | up
+                    if out is None:
+                        break
+                if out is None:
+                    break
+            if out is None:
+                break
+        busy.discard(rep)
+        self._follow[rep] = out
+        return out
+
+    def _first(self, k: int) -> Optional[np.ndarray]:
+        """Bytes rule k reads first, where its start neither calls nor returns (else None)."""
+        rules = self.rules
+        if not rules.built(k):
+            return None
+        rule = rules.rule(k)
+        if rule.calls[0] or rule.dfa.accepting[0]:
+            return None
+        return _reads(rules, k, 0)
+
+    def _class(self, rep: int) -> list[int]:
+        if not self._members:
+            for r, s in enumerate(self.rules.same):
+                self._members.setdefault(s, []).append(r)
+        return self._members[rep]
+
+    def _callers_of(self, r: int) -> list[int]:
+        if self._callers is None:
+            callers: list[list[int]] = [[] for _ in range(self.rules.n_rules)]
+            for c, callees in enumerate(self.rules.callees):
+                for k in set(callees):
+                    callers[k].append(c)
+            self._callers = callers
+        return self._callers[r]
+
+    def _return_states(self, c: int) -> dict[int, list[int]]:
+        hit = self._returns.get(c)
+        if hit is None:
+            hit = {}
+            for edges in self.rules.rule(c).calls:
+                for k, t in edges:
+                    hit.setdefault(k, []).append(t)
+            self._returns[c] = hit
+        return hit
+
+
+def _reads(rules: RuleSet, r: int, q: int) -> np.ndarray:
+    dfa = rules.rule(r).dfa
+    return dfa.table[q, dfa.byte_classes] >= 0
