@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from constrain.errors import TooManyAlternativesError, UnsupportedSchemaError
 from constrain.grammar.json_schema import dnf
-from constrain.grammar.json_schema.key_conditions import ANY, _and, _has, _not, _one, _or, _subst
+from constrain.grammar.json_schema.key_atoms import ANY, _and, _has, _not, _one, _or, _subst
 from constrain.grammar.json_schema.keywords import KEY_FORMULA
 from constrain.grammar.json_schema.key_formula import holds_for_object, holds_for_type, key_formula, keys_named
 

@@ -22,12 +22,12 @@ from ...errors import ConstrainError, EmptyLanguageError, UnsupportedSchemaError
 from .combinators import types_of
 from .dnf import finite_candidates
 from .keywords import ALL_TYPES, ANNOTATIONS
+from .key_atoms import ANY, _and, _asked, _has, _not, _one, _or, _subst, _subst_all
 from .strings import key_language
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
-ANY = -1  # schema index of "any value" (the key is present)
 OTHER = ("constrain", "other key")  # pseudo-key: some key the formula does not name is present
 MAX_VALUES = 256  # constants that split one member
 MAX_CELLS = 64  # cells of one member past its constants
@@ -339,129 +339,3 @@ def _same(a: Any, b: Any) -> bool:
     from .literals import json_equal
 
     return json_equal(a, b)
-
-
-# -- canonical boolean formulas over atoms ("has", key, j, absent_ok) ----------------------------
-
-
-def _has(key: Any, j: int, absent_ok: bool) -> Any:
-    return ("has", key, j, absent_ok)
-
-
-def _and(parts: list) -> Any:
-    items: set = set()
-    for p in parts:
-        if p is False:
-            return False
-        if p is True:
-            continue
-        if p[0] == "and":
-            items.update(p[1])
-        else:
-            items.add(p)
-    if not items:
-        return True
-    if len(items) == 1:
-        return next(iter(items))
-    return ("and", frozenset(items))
-
-
-def _or(parts: list) -> Any:
-    items: set = set()
-    for p in parts:
-        if p is True:
-            return True
-        if p is False:
-            continue
-        if p[0] == "or":
-            items.update(p[1])
-        else:
-            items.add(p)
-    if not items:
-        return False
-    if len(items) == 1:
-        return next(iter(items))
-    return ("or", frozenset(items))
-
-
-def _not(p: Any) -> Any:
-    if isinstance(p, bool):
-        return not p
-    if p[0] == "not":
-        return p[1]
-    return ("not", p)
-
-
-def _one(parts: list) -> Any:
-    """Exactly one of `parts` holds."""
-    trues = sum(1 for p in parts if p is True)
-    rest = [p for p in parts if not isinstance(p, bool)]
-    if trues > 1:
-        return False
-    seen: set = set()
-    dups: set = set()
-    for p in rest:
-        (dups if p in seen else seen).add(p)
-    if dups:  # a repeated part must be false (two copies holding make two)
-        return _and([_not(d) for d in dups] + [_one([p for p in rest if p not in dups] + [True] * trues)])
-    if trues == 1:
-        return _and([_not(p) for p in rest])
-    if not rest:
-        return False
-    if len(rest) == 1:
-        return rest[0]
-    return ("one", frozenset(rest))
-
-
-def _subst(f: Any, key: Any, j: Optional[int], value: bool) -> Any:
-    """j None: the key is absent; j ANY: present; else its value is (not) valid under schema j."""
-    if isinstance(f, bool):
-        return f
-    tag = f[0]
-    if tag == "has":
-        if f[1] != key:
-            return f
-        if j is None:
-            return f[3]
-        if j == ANY:
-            return True if f[2] == ANY else f
-        return value if f[2] == j else f
-    if tag == "closed":
-        return f
-    if tag == "not":
-        return _not(_subst(f[1], key, j, value))
-    parts = [_subst(p, key, j, value) for p in f[1]]
-    return _and(parts) if tag == "and" else _or(parts) if tag == "or" else _one(parts)
-
-
-def _subst_all(f: Any, key: Any, truths: dict) -> Any:
-    """f with the (present) key's value judged under several of its schemas at once."""
-    if isinstance(f, bool):
-        return f
-    tag = f[0]
-    if tag == "has":
-        if f[1] != key:
-            return f
-        if f[2] == ANY:
-            return True
-        return truths.get(f[2], f)
-    if tag == "closed":
-        return f
-    if tag == "not":
-        return _not(_subst_all(f[1], key, truths))
-    parts = [_subst_all(p, key, truths) for p in f[1]]
-    return _and(parts) if tag == "and" else _or(parts) if tag == "or" else _one(parts)
-
-
-def _asked(f: Any, key: Any, out: set) -> None:
-    if isinstance(f, bool):
-        return
-    tag = f[0]
-    if tag == "has":
-        if f[1] == key:
-            out.add(f[2])
-    elif tag == "not":
-        _asked(f[1], key, out)
-    elif tag != "closed":
-        for p in f[1]:
-            _asked(p, key, out)
