@@ -251,6 +251,17 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
 
 
 @numba.njit(cache=True, nogil=True)
+def _row_offsets(rows, n):
+    """CSR offsets of `rows` grouped by their first column (a source state in 0..n-1)."""
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        ptr[rows[i, 0] + 1] += 1
+    for q in range(n):
+        ptr[q + 1] += ptr[q]
+    return ptr
+
+
+@numba.njit(cache=True, nogil=True)
 def prepare(n, edges, eps, final, alphabet):
     """The NFA in CSR form and its symbol classes, in one call (for small NFAs the separate
     numpy steps cost more than the subset construction). `edges` rows (source, lo, hi,
@@ -258,11 +269,7 @@ def prepare(n, edges, eps, final, alphabet):
     Returns (e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, classes): the class of
     each symbol partitions the alphabet into intervals no edge splits, bytes and calls apart."""
     m = edges.shape[0]
-    e_ptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(m):
-        e_ptr[edges[i, 0] + 1] += 1
-    for q in range(n):
-        e_ptr[q + 1] += e_ptr[q]
+    e_ptr = _row_offsets(edges, n)
     starts = np.zeros(alphabet + 1, dtype=np.bool_)
     starts[0] = True
     starts[256] = True
@@ -286,11 +293,7 @@ def prepare(n, edges, eps, final, alphabet):
         e_chi[j] = classes[edges[i, 2]]
         e_dst[j] = edges[i, 3]
     k = eps.shape[0]
-    eps_ptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(k):
-        eps_ptr[eps[i, 0] + 1] += 1
-    for q in range(n):
-        eps_ptr[q + 1] += eps_ptr[q]
+    eps_ptr = _row_offsets(eps, n)
     fill = eps_ptr[:-1].copy()
     eps_dst = np.empty(k, dtype=np.int64)
     for i in range(k):
