@@ -1,7 +1,7 @@
 """Is a known JSON value valid under a schema? (to filter `enum`/`const` values and keys)
 
 The `jsonschema` library decides for the standard keywords (with the document's root, so
-`$ref`s resolve); our internal keywords (keywords.py) are checked here, with the same regex
+`$ref`s resolve) where quick_validity.py cannot; our internal keywords (keywords.py) are checked here, with the same regex
 engine the grammar uses.
 """
 
@@ -18,6 +18,7 @@ from .keywords import KEY_FORMULA, KEY_RULES, INTERNAL, NON_INTEGER, NOT_ENUM, N
 from .literals import json_equal
 from .patterns import pattern_dfa
 from .presence import rules_hold
+from .quick_validity import draft_of, quick_valid
 
 
 class ValueChecker:
@@ -28,6 +29,7 @@ class ValueChecker:
         self.root = root if isinstance(root, dict) else {}
         self.documents = documents or {}
         self._validator: Any = None
+        self.draft = draft_of(self.root)
 
     def valid(self, value: Any, schema: Any) -> bool:
         if schema is True or schema is False:
@@ -37,10 +39,9 @@ class ValueChecker:
         standard = {k: v for k, v in schema.items() if k not in INTERNAL}
         if not standard:
             return True
-        if standard.keys() == {"type"}:  # `enum` next to `type`, the common case
-            known = _has_type(value, standard["type"])
-            if known is not None:
-                return known
+        known = quick_valid(value, standard, self.draft)  # most: `enum` next to `type`
+        if known is not None:
+            return known
         try:
             return self._base().evolve(schema=standard).is_valid(value)
         except Exception as exc:  # an unresolvable $ref, a regex it cannot compile...
@@ -61,28 +62,6 @@ class ValueChecker:
                 )
             self._validator = cls(self.root, registry=registry)
         return self._validator
-
-
-_TYPES = {
-    "null": lambda v: v is None,
-    "boolean": lambda v: isinstance(v, bool),
-    "string": lambda v: isinstance(v, str),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-}
-
-
-def _has_type(value: Any, types: Any) -> "bool | None":
-    """`type` decided without jsonschema (whose import alone costs a second), or None where
-    drafts differ (is 1.0 an integer?) or the keyword is malformed: then jsonschema decides."""
-    names = [types] if isinstance(types, str) else types
-    if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPES for t in names):
-        return None
-    if isinstance(value, float) and "integer" in names:
-        return None
-    return any(_TYPES[t](value) for t in names)
 
 
 def _internal_ok(value: Any, schema: dict, valid: Any) -> bool:

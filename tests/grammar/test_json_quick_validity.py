@@ -1,0 +1,73 @@
+"""quick_validity.py judges simple schemas exactly as the `jsonschema` library does, or abstains."""
+
+from __future__ import annotations
+
+import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constrain.grammar.json_schema.quick_validity import DRAFT4, MODERN, OLDER, draft_of, quick_valid
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from([0.0, 1.0, -2.0, 2.5, 1e300]),
+    st.text(alphabet="ab\u00e9\U0001f600", max_size=4),
+)
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=2), max_leaves=6)
+type_names = st.sampled_from(["null", "boolean", "integer", "number", "string", "array", "object", "bogus"])
+numbers = st.one_of(st.integers(-3, 3), st.sampled_from([0.5, 2.0, -1.5]), st.booleans())
+
+
+def schemas(depth: int = 2):
+    leaf = st.fixed_dictionaries({}, optional={
+        "type": type_names | st.lists(type_names, min_size=1, max_size=3, unique=True),
+        "enum": st.lists(values, min_size=1, max_size=3),
+        "const": values,
+        "minimum": numbers, "maximum": numbers, "exclusiveMinimum": numbers, "exclusiveMaximum": numbers,
+        "multipleOf": st.sampled_from([1, 2, 3, 0.5]),
+        "minLength": st.integers(0, 3), "maxLength": st.integers(0, 3),
+        "minItems": st.integers(0, 2), "maxItems": st.integers(0, 2),
+        "pattern": st.just("^a"), "format": st.just("date"),
+        "description": st.just("ignored"), "x-vendor": st.just({"type": "string"}),
+    })
+    if depth == 0:
+        return leaf | st.booleans()
+    sub = schemas(depth - 1)
+    return leaf | st.fixed_dictionaries({}, optional={
+        "allOf": st.lists(sub, min_size=1, max_size=2), "anyOf": st.lists(sub, min_size=1, max_size=2),
+        "oneOf": st.lists(sub, min_size=1, max_size=2), "not": sub, "items": sub,
+        "type": type_names,
+    })
+
+
+@settings(max_examples=1500, deadline=None)
+@given(schemas(), values)
+def test_agrees_with_jsonschema_where_it_answers(schema, value):
+    for cls, draft in ((jsonschema.Draft202012Validator, MODERN), (jsonschema.Draft7Validator, MODERN),
+                       (jsonschema.Draft4Validator, DRAFT4), (jsonschema.Draft3Validator, OLDER)):
+        known = quick_valid(value, schema, draft)
+        if known is not None:
+            assert known == cls(schema).is_valid(value), (cls.__name__, schema, value)
+
+
+def test_answers_the_common_shapes():
+    """The point of the module: enum/const next to type, bounds and annotations need no jsonschema."""
+    assert quick_valid("a", {"type": "string", "enum": ["a", "b"], "description": "x"}) is True
+    assert quick_valid(1, {"const": 1, "standsFor": "miter"}) is True
+    assert quick_valid(True, {"enum": [1]}) is False
+    assert quick_valid(3, {"type": "integer", "minimum": 0, "maximum": 2}) is False
+    assert quick_valid(1.0, {"type": "integer"}) is True
+    assert quick_valid(1.0, {"type": "integer"}, DRAFT4) is None  # draft 4: not an integer
+    assert quick_valid(["a"], {"items": {"enum": ["a"]}, "minItems": 1}, DRAFT4) is True
+    assert quick_valid(1, {"minimum": 1, "exclusiveMinimum": True}, DRAFT4) is None
+    assert quick_valid(["a"], {"type": "array", "items": {"enum": ["a"]}, "minItems": 1}) is True
+    assert quick_valid("a", {"$ref": "#/x"}) is None
+    assert quick_valid("a", {"format": "date"}) is None
+
+
+def test_draft_of():
+    assert draft_of({}) == MODERN
+    assert draft_of({"$schema": "http://json-schema.org/draft-07/schema#"}) == MODERN
+    assert draft_of({"$schema": "https://json-schema.org/draft/2020-12/schema"}) == MODERN
+    assert draft_of({"$schema": "http://json-schema.org/draft-04/schema#"}) == DRAFT4
+    assert draft_of({"$schema": "http://json-schema.org/schema#"}) == OLDER
+    assert draft_of({"$schema": 7}) == OLDER
