@@ -86,14 +86,13 @@ class DistinctCallsAutomaton:
     def _after_item_bytes(self) -> frozenset:
         """Bytes a marked rule reads right after an item returns (`,` `]` whitespace)."""
         rules = self.inner.rules
-        out: set[int] = set()
+        out = np.zeros(256, dtype=np.bool_)
         for u in self.marked:
             dfa = rules.dfas[u]
-            for q in range(dfa.n_states):
-                for _, t in rules.calls[u][q]:
-                    row = dfa.table[t]
-                    out.update(b for b in range(256) if row[dfa.byte_classes[b]] >= 0)
-        return frozenset(out)
+            returns = [t for q in range(dfa.n_states) for _, t in rules.calls[u][q]]
+            if returns:
+                out |= (dfa.table[np.array(returns)][:, dfa.byte_classes] >= 0).any(axis=0)
+        return frozenset(np.flatnonzero(out).tolist())
 
     def _settling_bytes(self) -> frozenset:
         """Bytes that enter a state with nothing left to read, in rules an item ends in (the
@@ -109,16 +108,12 @@ class DistinctCallsAutomaton:
                     if not self._has_out(r)[t] and not rules.calls[r][t] and k not in tails:
                         tails.add(k)
                         todo.append(k)
-        out: set[int] = set()
+        out = np.zeros(256, dtype=np.bool_)
         for r in tails:
             dfa = rules.dfas[r]
-            closed = [not self._has_out(r)[t] and not rules.calls[r][t] for t in range(dfa.n_states)]
-            for q in range(dfa.n_states):
-                for b in range(256):
-                    t = dfa.table[q, dfa.byte_classes[b]]
-                    if t >= 0 and closed[t]:
-                        out.add(b)
-        return frozenset(out)
+            closed = np.array([not self._has_out(r)[t] and not rules.calls[r][t] for t in range(dfa.n_states)] + [False])
+            out |= closed[dfa.table[:, dfa.byte_classes]].any(axis=0)  # (-1: the appended False)
+        return frozenset(np.flatnonzero(out).tolist())
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> tuple:
