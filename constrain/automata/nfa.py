@@ -74,6 +74,16 @@ class _Builder:
     def frag(self, node: ir.Node, s: int) -> int:
         """Build `node` starting at state `s`; return its exit state. Never adds edges into `s`
         from inside the fragment, so fragments may share entry states."""
+        if isinstance(node, (ir.Concat, ir.Chars)):
+            chain = _chain(node)
+            if chain is not False:  # a fixed sequence of byte ranges (keys, literals): one loop
+                first = self.new(len(chain))
+                edges = self.nfa.edges
+                cur = s
+                for k, (lo, hi) in enumerate(chain):
+                    edges.extend((cur, lo, hi, first + k))
+                    cur = first + k
+                return cur
         if isinstance(node, ir.Chars):
             e = self.new()
             for seq in _sequences(node.ranges):
@@ -152,6 +162,27 @@ class _Builder:
         acc = np.flatnonzero(dfa.accepting)
         self.nfa.eps_blocks.append(np.stack((base + acc, np.full(len(acc), e)), axis=1).astype(np.int64))
         return e
+
+
+def _chain(node: ir.Node):
+    """The byte ranges of a node that matches one sequence of them (a Concat of characters
+    with a single UTF-8 form each: JSON keys, literals), or False."""
+    return ir.fact(node, "_chain", _find_chain)
+
+
+def _find_chain(n: ir.Node):
+    if isinstance(n, ir.Chars):
+        seqs = _sequences(n.ranges)
+        return seqs[0] if len(seqs) == 1 else False
+    if isinstance(n, ir.Concat):
+        out: list[tuple[int, int]] = []
+        for m in n.items:
+            part = _chain(m) if isinstance(m, (ir.Chars, ir.Concat)) else False
+            if part is False:
+                return False
+            out.extend(part)
+        return tuple(out)
+    return False
 
 
 def nfa_states(node: ir.Node) -> int:
