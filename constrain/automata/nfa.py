@@ -192,15 +192,20 @@ def nfa_states(node: ir.Node) -> int:
 
 
 def _size(n: ir.Node) -> int:
-    return ir.fact(n, "_nfa_size", _count)
+    facts = n.__dict__  # (ir.fact inlined: asked of every node of every rule)
+    found = facts.get("_nfa_size")
+    if found is None:
+        found = facts["_nfa_size"] = _count(n)
+    return found
 
 
 def _count(n: ir.Node) -> int:
     """States frag(n) makes (mirrors _Builder.frag)."""
-    if isinstance(n, ir.Chars):
-        return 1 + sum(len(seq) - 1 for seq in _sequences(n.ranges))
-    if isinstance(n, ir.Concat):
-        return sum(map(_size, n.items))
+    kind = type(n)
+    if kind is ir.Chars:
+        return _chars_size(n.ranges)  # type: ignore[union-attr]
+    if kind is ir.Concat:
+        return sum(map(_size, n.items))  # type: ignore[union-attr]
     if isinstance(n, ir.Alt):
         return 1 + len(n.items) + sum(map(_size, n.items))
     if isinstance(n, ir.Repeat):
@@ -215,6 +220,11 @@ def _count(n: ir.Node) -> int:
     if isinstance(n, ir.Graph):
         return 1 + n.n_states + sum(_size(e[2]) for e in n.edges)
     raise TypeError(f"not an IR node: {n!r}")
+
+
+@lru_cache(maxsize=8192)
+def _chars_size(ranges: tuple[tuple[int, int], ...]) -> int:
+    return 1 + sum(len(seq) - 1 for seq in _sequences(ranges))
 
 
 def build_nfa(node: ir.Node, max_states: int, calls: Optional[dict[str, int]] = None) -> NFA:

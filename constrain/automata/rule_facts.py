@@ -31,21 +31,28 @@ def _embedded_nonempty(node: ir.Embedded) -> bool:
 
 def callees(node: ir.Node) -> tuple[str, ...]:
     """Names of the rules `node` calls, in first-appearance order (a rule DFA's call columns)."""
-    return ir.fact(node, "_callees", _find_callees)
+    # (ir.fact inlined: every node of every rule is asked, several times per compile)
+    facts = node.__dict__
+    found = facts.get("_callees")
+    if found is None:
+        found = facts["_callees"] = _find_callees(node)
+    return found
 
 
 def _find_callees(n: ir.Node) -> tuple[str, ...]:
-    if isinstance(n, ir.RuleRef):
-        return (n.name,)
-    if isinstance(n, (ir.Concat, ir.Alt)):
-        parts = [callees(m) for m in n.items]
-    elif isinstance(n, ir.Repeat):
-        return callees(n.item)
-    elif isinstance(n, ir.Graph):
-        parts = [callees(e[2]) for e in n.edges]
+    kind = type(n)
+    if kind is ir.Chars:
+        return ()
+    if kind is ir.Concat or kind is ir.Alt:
+        parts = [p for p in map(callees, n.items) if p]  # type: ignore[union-attr]
+    elif kind is ir.RuleRef:
+        return (n.name,)  # type: ignore[union-attr]
+    elif kind is ir.Repeat:
+        return callees(n.item)  # type: ignore[union-attr]
+    elif kind is ir.Graph:
+        parts = [p for p in (callees(e[2]) for e in n.edges) if p]  # type: ignore[union-attr]
     else:
         return ()
-    parts = [p for p in parts if p]
     if len(parts) <= 1:
         return parts[0] if parts else ()
     return tuple(dict.fromkeys(name for p in parts for name in p))
@@ -62,7 +69,11 @@ class _Fact:
 
     def __call__(self, node: ir.Node) -> bool:
         if not callees(node):
-            return ir.fact(node, self.ground, self._eval)
+            facts = node.__dict__
+            found = facts.get(self.ground)
+            if found is None:
+                found = facts[self.ground] = self._eval(node)
+            return found
         key = id(node)
         hit = self.memo.get(key)
         if hit is None:
@@ -83,12 +94,19 @@ class _Derives(_Fact):
         self.live = live
 
     def _eval(self, node: ir.Node) -> bool:
-        if isinstance(node, ir.Chars):
-            return bool(_sequences(node.ranges))
-        if isinstance(node, ir.Concat):
-            return all(self(n) for n in node.items)
-        if isinstance(node, ir.Alt):
-            return any(self(n) for n in node.items)
+        kind = type(node)
+        if kind is ir.Chars:
+            return bool(_sequences(node.ranges))  # type: ignore[union-attr]
+        if kind is ir.Concat:
+            for n in node.items:  # type: ignore[union-attr]
+                if not self(n):
+                    return False
+            return True
+        if kind is ir.Alt:
+            for n in node.items:  # type: ignore[union-attr]
+                if self(n):
+                    return True
+            return False
         if isinstance(node, ir.Repeat):
             return node.min == 0 or self(node.item)
         if isinstance(node, ir.RuleRef):
@@ -130,12 +148,19 @@ class _Nullable(_Fact):
         self.nullable = nullable
 
     def _eval(self, node: ir.Node) -> bool:
-        if isinstance(node, ir.Chars):
+        kind = type(node)
+        if kind is ir.Chars:
             return False
-        if isinstance(node, ir.Concat):
-            return all(self(n) for n in node.items)
-        if isinstance(node, ir.Alt):
-            return any(self(n) for n in node.items)
+        if kind is ir.Concat:
+            for n in node.items:  # type: ignore[union-attr]
+                if not self(n):
+                    return False
+            return True
+        if kind is ir.Alt:
+            for n in node.items:  # type: ignore[union-attr]
+                if self(n):
+                    return True
+            return False
         if isinstance(node, ir.Repeat):
             return node.min == 0 or self(node.item)
         if isinstance(node, ir.RuleRef):
