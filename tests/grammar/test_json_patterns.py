@@ -98,3 +98,41 @@ def test_pattern_matches_like_re_search(pattern, text):
 def test_unsupported_constructs_name_the_keyword():
     with pytest.raises(UnsupportedSchemaError, match="backreference"):
         pattern_dfa(r"(a)(?=\1)", "#/pattern")
+
+
+def test_schemas_with_lookarounds_compile_and_judge_instances(llama3):
+    """End to end: lookarounds in `pattern` and in `patternProperties` keys (quoted spellings),
+    through the compiler and a matcher."""
+    from constrain import Compiler, Matcher
+
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string", "pattern": r"^([\da-z](?:(?!.*--)[\da-z-]*[\da-z])?)$"}},
+        "patternProperties": {r"^(?!cx)c\w*$": {"type": "integer"}, r"\bid\b": {"type": "boolean"}},
+        "additionalProperties": False,
+    }
+    grammar = Compiler(llama3).compile_json_schema(schema)
+    cases = {
+        '{"name":"a-b-c"}': True,
+        '{"name":"a--b"}': False,
+        '{"name":"-ab"}': False,
+        '{"name":"ab","count":3}': True,
+        '{"name":"ab","cxount":3}': False,
+        '{"name":"ab","my id":true}': True,
+        '{"name":"ab","myid":true}': False,
+        '{"name":"ab","\\u0063ount":3}': True,
+    }
+    for text, valid in cases.items():
+        assert jsonschema.Draft202012Validator(schema).is_valid(json.loads(text)) == valid, text
+        assert grammar.accepts(text.encode()) == valid, text
+    # Token by token (one byte each) through the matcher's masks: allowed exactly while the
+    # text can still become a valid instance.
+    matcher = Matcher(grammar)
+    for b in b'{"name":"a-b","count":1}':
+        token = llama3.token_id(bytes([b]))
+        assert token in set(matcher.allowed_token_ids()), chr(b)
+        assert matcher.accept_token(token)
+    assert matcher.is_accepting()
+    matcher = Matcher(grammar)
+    assert matcher.accept_tokens([llama3.token_id(bytes([b])) for b in b'{"name":"a-']) == 11
+    assert llama3.token_id(b"-") not in set(matcher.allowed_token_ids())  # "--" is refused
