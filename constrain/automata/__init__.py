@@ -8,6 +8,7 @@ from ..limits import Limits
 from .dfa import DEAD, DFA, determinize
 from .ir import Node
 from .nfa import build_nfa
+from .assertions import regex_language
 from .regex_parser import parse_regex
 
 
@@ -18,7 +19,7 @@ def compile_ir(node: Node, limits: Limits = Limits()) -> DFA:
 
 def regex_to_dfa(pattern: str, limits: Limits = Limits()) -> DFA:
     """Compile a regex (matched as a whole, like re.fullmatch) to a minimal byte DFA."""
-    return compile_ir(parse_regex(pattern), limits)
+    return compile_ir(regex_language(pattern, search=False, limits=limits), limits)
 
 
-__all__ = ["DEAD", "DFA", "Limits", "compile_ir", "parse_regex", "regex_to_dfa"]
+__all__ = ["DEAD", "DFA", "Limits", "compile_ir", "parse_regex", "regex_language", "regex_to_dfa"]

@@ -31,7 +31,11 @@ CLASS_ESCAPES = {
 
 @dataclass(frozen=True)
 class Anchor:
-    kind: str  # "^" or "$"
+    """A zero-width assertion on the characters around a position: "^" (start), "$" (end),
+    "b" (word boundary \\b: \\w on one side only, ASCII \\w, the ends count as non-word) or
+    "B" (\\B: not a word boundary)."""
+
+    kind: str
     pos: int
 
 
@@ -75,7 +79,7 @@ class PatternCursor:
     # -- grammar -------------------------------------------------------------------------
 
 class EscapeReader(PatternCursor):
-    """Reads one backslash escape: a character, a class, or an edge anchor."""
+    """Reads one backslash escape: a character, a class, or an anchor (`\\A`, `\\Z`, `\\b`, `\\B`)."""
 
     def escape(self, in_class: bool) -> object:
         pos = self.i
@@ -89,7 +93,7 @@ class EscapeReader(PatternCursor):
         if c == "b" and in_class:
             return self._char(0x08, in_class)
         if c in "bB":
-            raise self.unsupported(f"word boundary \\{c} is not supported", pos)
+            return Anchor(c, pos)
         if c in "AZz" and not in_class:
             return Anchor("^" if c == "A" else "$", pos)
         if c in SIMPLE_ESCAPES and not (c == "0" and self.peek().isdigit()):

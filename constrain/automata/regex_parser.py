@@ -3,14 +3,18 @@
 The dialect is the common ground of Python's `re` and ECMA-262 that a finite automaton can
 enforce, matched against the *whole* output (as `re.fullmatch`). Shorthand classes are ASCII
 (`\\d` = [0-9], `\\w` = [A-Za-z0-9_], `\\s` = [ \\t\\n\\r\\f\\v]) as in `re.ASCII` and JSON Schema;
-`\\p{..}` takes Unicode general categories. Backreferences, lookaround, word boundaries and
-possessive/atomic groups change what a DFA can express and raise UnsupportedRegexError with the
-position; `^`/`$` are accepted only at the edges of the pattern.
+`\\p{..}` takes Unicode general categories. Backreferences and possessive/atomic groups change
+what a DFA can express and raise UnsupportedRegexError with the position.
+
+Zero-width assertions (lookarounds, `\\b`/`\\B`, `^`/`$` away from the pattern's edges) parse
+into the tree (`parse_tree`), but the IR has no node for them: `parse_regex` drops `^`/`$` at
+the edges and refuses the rest; `assertions.regex_language` lowers them to automata.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 from ..errors import UnsupportedRegexError
 from . import ir
@@ -18,6 +22,21 @@ from .charset import Ranges, case_fold, complement, normalize, union
 from .regex_escapes import Anchor, EscapeReader, Flags
 
 MAX_REPEAT_BOUND = 100_000
+
+
+@dataclass(frozen=True)
+class Look:
+    """A lookaround: kind "=" / "!" (lookahead, negative) or "<=" / "<!" (lookbehind); `body`
+    is a parse tree."""
+
+    kind: str
+    body: object
+    pos: int
+
+
+def is_assertion(node: object) -> bool:
+    """Does this parse node match the empty string at one position only (anchor, lookaround)?"""
+    return isinstance(node, (Anchor, Look))
 
 
 class _Parser(EscapeReader):
@@ -162,7 +181,13 @@ class _Parser(EscapeReader):
             elif c == "<" and self.peek(1) not in "=!":
                 self._group_name(self.i + 1)
             elif c in "=!" or (c == "<" and self.peek(1) in "=!"):
-                raise self.unsupported("lookaround assertions are not supported", open_pos)
+                kind = "<" + self.peek(1) if c == "<" else c
+                self.i += len(kind)
+                body = self.alternation()
+                if not self.eat(")"):
+                    raise self.error("missing ), unterminated subpattern", open_pos)
+                self.flags = saved
+                return Look(kind, body, open_pos)
             elif c == ">":
                 raise self.unsupported("atomic groups are not supported", open_pos)
             elif c == "P" and self.peek(1) == "=":
@@ -252,40 +277,86 @@ class _Parser(EscapeReader):
         self.i += 1
         return ord(c)
 
-def _lower(node: object, at_start: bool, at_end: bool) -> ir.Node:
-    """Parse tree → IR; anchors are checked to sit at the pattern's edges and dropped."""
-    if isinstance(node, ir.Chars):
+Assertion = Callable[[object], ir.Node]
+
+
+def refuse_assertion(node: object) -> ir.Node:
+    """The IR has no zero-width assertions: name the construct and its position."""
+    if isinstance(node, Look):
+        raise UnsupportedRegexError("lookaround assertions are not supported", "", node.pos)
+    assert isinstance(node, Anchor)
+    if node.kind in "bB":
+        raise UnsupportedRegexError(f"word boundary \\{node.kind} is not supported", "", node.pos)
+    raise UnsupportedRegexError(f"anchor {node.kind!r} is only supported at the start/end of the pattern", "", node.pos)
+
+
+def lower(node: object, at_start: bool, at_end: bool, assertion: Assertion = refuse_assertion) -> ir.Node:
+    """Parse tree → IR. `^` / `$` where nothing but assertions can come before / after them
+    (with `at_start` / `at_end`: the tree sits at the string's start / end) always hold and are
+    dropped; every other assertion becomes `assertion(node)`. IR leaves (marker automata of
+    assertions.py) pass through."""
+    if isinstance(node, (ir.Chars, ir.Embedded)):
         return node
     if isinstance(node, Anchor):
-        ok = at_start if node.kind == "^" else at_end
-        if not ok:
-            raise UnsupportedRegexError(
-                f"anchor {node.kind!r} is only supported at the start/end of the pattern", "", node.pos
-            )
-        return ir.EMPTY
+        if (node.kind == "^" and at_start) or (node.kind == "$" and at_end):
+            return ir.EMPTY
+        return assertion(node)
+    if isinstance(node, Look):
+        return assertion(node)
     kind = node[0]  # type: ignore[index]
     if kind == "alt":
-        return ir.alt(*(_lower(b, at_start, at_end) for b in node[1]))  # type: ignore[index]
+        return ir.alt(*(lower(b, at_start, at_end, assertion) for b in node[1]))  # type: ignore[index]
     if kind == "seq":
         items = node[1]  # type: ignore[index]
         out = []
         for k, it in enumerate(items):
-            before_empty = all(isinstance(x, Anchor) for x in items[:k])
-            after_empty = all(isinstance(x, Anchor) for x in items[k + 1 :])
-            out.append(_lower(it, at_start and before_empty, at_end and after_empty))
+            before_empty = all(map(is_assertion, items[:k]))
+            after_empty = all(map(is_assertion, items[k + 1 :]))
+            out.append(lower(it, at_start and before_empty, at_end and after_empty, assertion))
         return ir.concat(*out) if out else ir.EMPTY
     if kind == "rep":
         _, inner, lo, hi, _pos = node  # type: ignore[misc]
-        return ir.repeat(_lower(inner, False, False), lo, hi)
+        return ir.repeat(lower(inner, False, False, assertion), lo, hi)
     raise AssertionError(f"unknown parse node {kind}")
+
+
+def anchored(node: object, kind: str) -> bool:
+    """Does every match of `node` start with `^` (kind "^") / end with `$` (kind "$"), with
+    nothing but assertions before / after it? A search for such a pattern needs no padding on
+    that side, and `lower` drops those anchors."""
+    if isinstance(node, Anchor):
+        return node.kind == kind
+    if isinstance(node, (Look, ir.Chars, ir.Embedded)):
+        return False
+    if node[0] == "alt":  # type: ignore[index]
+        return all(anchored(b, kind) for b in node[1])  # type: ignore[index]
+    if node[0] == "seq":  # type: ignore[index]
+        items = node[1] if kind == "^" else node[1][::-1]  # type: ignore[index]
+        for it in items:
+            if anchored(it, kind):
+                return True
+            if not is_assertion(it):
+                return False
+    return False
+
+
+def parse_tree(pattern: str) -> object:
+    """The parse tree of `pattern`: ("alt", [..]), ("seq", [..]), ("rep", node, lo, hi, pos),
+    ir.Chars, Anchor and Look leaves. Raises RegexSyntaxError / UnsupportedRegexError."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"regex pattern must be str, not {type(pattern).__name__}")
+    return _Parser(pattern).parse()
+
+
+def with_pattern(exc: UnsupportedRegexError, pattern: str) -> UnsupportedRegexError:
+    """The error of `lower` (raised without the pattern text) with the pattern and its caret."""
+    return UnsupportedRegexError(str(exc).split(" at position")[0], pattern, exc.position)
 
 
 def parse_regex(pattern: str) -> ir.Node:
     """Parse `pattern` into the IR; raises RegexSyntaxError / UnsupportedRegexError with a position."""
-    if not isinstance(pattern, str):
-        raise TypeError(f"regex pattern must be str, not {type(pattern).__name__}")
-    tree = _Parser(pattern).parse()
+    tree = parse_tree(pattern)
     try:
-        return _lower(tree, True, True)
+        return lower(tree, True, True)
     except UnsupportedRegexError as exc:
-        raise UnsupportedRegexError(str(exc).split(" at position")[0], pattern, exc.position) from None
+        raise with_pattern(exc, pattern) from None

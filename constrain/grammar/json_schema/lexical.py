@@ -75,6 +75,9 @@ def encode(node: ir.Node, canonical: bool = False) -> ir.Node:
         return ir.Alt(tuple(encode(n, canonical) for n in node.items))
     if isinstance(node, ir.Repeat):
         return ir.Repeat(encode(node.item, canonical), node.min, node.max)
+    if isinstance(node, ir.Graph):  # patterns with lookarounds (see automata/assertions.py)
+        edges = tuple((u, v, encode(n, canonical)) for u, v, n in node.edges)
+        return ir.Graph(node.n_states, node.start, node.finals, edges)
     raise TypeError(f"cannot JSON-encode IR node {type(node).__name__}")
 
 
