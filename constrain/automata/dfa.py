@@ -22,7 +22,7 @@ DEAD = -1
 class DFA:
     """An immutable minimal byte DFA; safe to share between threads."""
 
-    __slots__ = ("byte_classes", "call_classes", "table", "accepting", "_rows", "_forced", "_classes_list")
+    __slots__ = ("byte_classes", "call_classes", "table", "accepting", "minimal", "_rows", "_forced", "_classes_list")
 
     def __init__(
         self,
@@ -50,6 +50,7 @@ class DFA:
             raise ValueError("DFA byte classes out of range")
         if self.call_classes.size and (self.call_classes.min() < 0 or self.call_classes.max() >= self.table.shape[1]):
             raise ValueError("DFA call classes out of range")
+        self.minimal = False  # known to be minimal and canonically numbered (see minimize)
         self._rows: Optional[list[list[int]]] = None
         self._classes_list = self.byte_classes.tolist()
         self._forced: dict[int, bytes] = {}
@@ -169,6 +170,7 @@ def _minimal_dfa(merged: np.ndarray, table: np.ndarray, accepting: np.ndarray, s
     dfa.table, dfa.accepting = table, accepting
     for arr in (dfa.byte_classes, dfa.call_classes, table, accepting):
         arr.setflags(write=False)
+    dfa.minimal = True
     dfa._rows = None
     dfa._classes_list = dfa.byte_classes.tolist()
     dfa._forced = {}

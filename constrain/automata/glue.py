@@ -15,6 +15,7 @@ numbered by first symbol), so the result has the very arrays the subset construc
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -22,7 +23,7 @@ import numpy as np
 from ..errors import EmptyLanguageError, LimitExceededError
 from ..limits import Limits
 from . import ir
-from .dfa import DFA, determinize, minimize
+from .dfa import DFA, _minimal_dfa, determinize, minimize
 from .nfa import build_nfa, nfa_states
 from .rule_facts import callees
 
@@ -67,7 +68,32 @@ def glued_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[
             return None
     if joined.table.shape[0] > limits.max_dfa_states * 2:
         return None  # (minimizing decides the size; this only bounds the work before it)
+    if not before and _joins_minimal(head, parts[-1] if after else None):
+        return _renumbered(joined, n_calls)
     return minimize(*joined, n_calls)  # type: ignore[misc]
+
+
+def _joins_minimal(head: DFA, tail: Optional[_Raw]) -> bool:
+    """Is head·tail minimal already? When head is minimal with one accepting state and nothing
+    after it (a quoted key: its closing quote ends it), that state becomes tail's start, and
+    tail (minimal) has no way back to its start: every state keeps what told it apart (key
+    tries of hundreds of states then skip a refinement that cost more than the rest of
+    their member rule; test_glue.py compares with the subset construction's arrays)."""
+    if not head.minimal or tail is None:
+        return False
+    ends = np.flatnonzero(head.accepting)
+    if len(ends) != 1 or (head.table[ends[0]] >= 0).any():
+        return False
+    return not (tail.table == 0).any()
+
+
+def _renumbered(joined: _Raw, n_calls: int) -> DFA:
+    """The joined arrays in minimize's canonical form (BFS numbering, equal columns merged),
+    without merging states."""
+    from .minimize import compact
+
+    merged, table, accepting = compact(*(np.require(a, t, ("C", "W")) for a, t in zip(joined, (np.int32, np.int32, np.bool_))))
+    return _minimal_dfa(merged, table, accepting, True, n_calls)
 
 
 def _part(node: ir.Node, calls: dict[str, int], n_calls: int, room: int, limits: Limits) -> Optional[_Raw]:
@@ -75,10 +101,17 @@ def _part(node: ir.Node, calls: dict[str, int], n_calls: int, room: int, limits:
     room left)."""
     if room < 1:
         return None
+    raw = _small_part(node, tuple(calls.items()), n_calls, limits)
+    return raw if raw is not None and raw.table.shape[0] <= room else None
+
+
+@lru_cache(maxsize=1024)
+def _small_part(node: ir.Node, calls: tuple, n_calls: int, limits: Limits) -> Optional[_Raw]:
+    """(Shared: the same `: value` suffix ends the member rules of most objects.)"""
     try:
         dfa = determinize(
-            build_nfa(node, limits.max_nfa_states, calls),
-            Limits(limits.max_nfa_states, room, limits.max_compile_seconds),
+            build_nfa(node, limits.max_nfa_states, dict(calls)),
+            limits,
             time.perf_counter() + limits.max_compile_seconds,
             n_calls=len(calls),
         )
@@ -101,23 +134,7 @@ def _raw(dfa: DFA, n_calls: int) -> _Raw:
 def _join(a: _Raw, b: _Raw) -> Optional[_Raw]:
     """a·b, each accepting state of a also taking b's start row; None where such a state has a
     transition on a symbol b's start also reads (the result would not be deterministic)."""
-    width = int(b.table.shape[1]) + 1
-    pairs = a.classes.astype(np.int64) * width + b.classes
-    _, first, inverse = np.unique(pairs, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    classes = rank[inverse].astype(np.int32)
-    reps = first[order]
-    a_table = a.table[:, a.classes[reps]]
-    b_table = b.table[:, b.classes[reps]]
-    n_a = a_table.shape[0]
-    b_table = np.where(b_table >= 0, b_table + n_a, -1)
-    ends = np.flatnonzero(a.accepting)
-    start_row = b_table[0]
-    if ((a_table[ends] >= 0) & (start_row >= 0)).any():
-        return None
-    a_table[ends] = np.where(a_table[ends] >= 0, a_table[ends], start_row)
-    table = np.concatenate((a_table, b_table)).astype(np.int32)
-    accepting = np.concatenate((a.accepting & bool(b.accepting[0]), b.accepting))
-    return _Raw(classes, table, accepting)
+    from .join import join  # numba loads on first use
+
+    classes, table, accepting, ok = join(*a, *b)
+    return _Raw(classes, table, accepting) if ok else None

@@ -317,3 +317,20 @@ def minimal(classes, table, accepting):
         for j in range(keep2.shape[0]):
             out[q, j] = new_table[q, keep2[j]]
     return merged, out, new_acc, True
+
+
+@numba.njit(cache=True, nogil=True)
+def compact(classes, table, accepting):
+    """For a DFA known to be minimal: its reachable part renumbered as quotient numbers it and
+    equal columns merged, as `minimal` returns it, without the refinement."""
+    ident = np.arange(table.shape[0]).astype(np.int64)
+    new_table, new_acc = quotient(table, ident, accepting)
+    col_of, keep = merge_columns(new_table)
+    merged = np.empty(classes.shape[0], dtype=np.int32)
+    for x in range(classes.shape[0]):
+        merged[x] = col_of[classes[x]]
+    out = np.empty((new_table.shape[0], keep.shape[0]), dtype=np.int32)
+    for q in range(new_table.shape[0]):
+        for j in range(keep.shape[0]):
+            out[q, j] = new_table[q, keep[j]]
+    return merged, out, new_acc

@@ -33,9 +33,20 @@ def piece(pattern: str) -> ir.Node:
     return parse_regex(pattern) if pattern else ir.EMPTY
 
 
+def key_trie(named: list[str]) -> ir.Embedded:
+    """"Every JSON string but these keys" (the heads of object members for other keys)."""
+    from constrain.grammar.json_schema.containers import _any_string_dfa
+    from constrain.grammar.json_schema.spelled_keys import other_keys_dfa
+
+    return ir.Embedded(other_keys_dfa(_any_string_dfa(), tuple(sorted(set(named)))))
+
+
 @st.composite
 def shapes(draw):
-    head = ir.Embedded(compile_ir(parse_regex(draw(st.sampled_from(HEADS)))))
+    if draw(st.booleans()):
+        head = ir.Embedded(compile_ir(parse_regex(draw(st.sampled_from(HEADS)))))
+    else:
+        head = key_trie(draw(st.lists(st.text("abé:", min_size=1, max_size=3), min_size=1, max_size=4)))
     before = [piece(p) for p in draw(st.lists(st.sampled_from(SMALL), max_size=2))]
     after = [piece(p) for p in draw(st.lists(st.sampled_from(SMALL), max_size=2))]
     for name in draw(st.lists(st.sampled_from(["r0", "r1"]), max_size=2)):
@@ -60,9 +71,11 @@ def test_common_shapes_are_glued():
     body = ir.Embedded(compile_ir(parse_regex(r"[a-z]{2,8}(-[a-z0-9]+)*")))
     keys = ir.Embedded(compile_ir(parse_regex(r'"([^"\\]|\\.)*"')))
     quote = ir.literal('"')
+    others = key_trie(["name", "game", "id", "kind"])
     for node, calls in (
         (ir.Concat((quote, body, quote)), {}),
         (ir.Concat((keys, ir.literal(":"), ir.RuleRef("v"))), {"v": 0}),
+        (ir.Concat((others, ir.literal(":"), ir.RuleRef("v"))), {"v": 0}),
         (body, {}),
     ):
         glued = glued_dfa(node, calls, LIMITS)

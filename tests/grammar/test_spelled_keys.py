@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,18 @@ def _by_difference(named):
         return difference(any_string, compile_ir(ir.alt(*(string_literal(k) for k in named))))
     except EmptyLanguageError:  # only keys no JSON text spells
         return any_string
+
+
+def _same_arrays(x, y) -> bool:
+    return all(np.array_equal(getattr(x, f), getattr(y, f)) for f in ("byte_classes", "table", "accepting"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(keys)
+def test_is_the_minimal_dfa(named):
+    """Keys that end alike share their last trie nodes: the result is minimal, numbered as
+    minimize numbers it (the very arrays of the difference of automata)."""
+    assert _same_arrays(other_keys_dfa(_any_string_dfa(), tuple(sorted(set(named)))), _by_difference(named))
 
 
 @settings(max_examples=150, deadline=None)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from ...automata.minimize import quotient
+from ...automata.minimize import merge_columns, quotient
 
 _QUOTE = 0x22
 
@@ -157,6 +157,81 @@ def other_keys_arrays(a_rows, a_classes, a_accepting, chars_per_key, char_cp, fo
     accepting = np.zeros(n + n_any, dtype=np.bool_)
     for s in range(n_any):
         accepting[n + s] = a_accepting[s]
-    identity = np.arange(n + n_any, dtype=np.int64)
-    table, accepting = quotient(table, identity, accepting)  # the reachable part
-    return classes, table, accepting, True
+    block_of = _merged_trie_nodes(table, accepting, n)
+    table, accepting = quotient(table, block_of, accepting)  # the reachable part, BFS order
+    col_of, keep = merge_columns(table)
+    narrow = np.empty((table.shape[0], keep.shape[0]), dtype=np.int32)
+    for q in range(table.shape[0]):
+        for j in range(keep.shape[0]):
+            narrow[q, j] = table[q, keep[j]]
+    for b in range(256):
+        classes[b] = col_of[classes[b]]
+    return classes, narrow, accepting, True
+
+
+@numba.njit(cache=True, nogil=True)
+def _merged_trie_nodes(table, accepting, n):
+    """Per state, the state it merges into: trie nodes (0..n-1) with the same accepting flag
+    and the same row, once their targets are merged, are one state (keys that end alike share
+    their last nodes). The trie is acyclic, so one pass children first settles it (Revuz);
+    any_string's states (n..) stay apart, as they are minimal, and no trie node equals one of
+    them (from every trie node some key's end is reachable, where the closing quote that
+    any_string reads leads nowhere). So the result is the minimal DFA, without refinement."""
+    total, k = table.shape
+    rep = np.arange(total).astype(np.int64)
+    # Post-order over trie edges (targets < n), iteratively.
+    order = np.empty(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)
+    col = np.zeros(n, dtype=np.int64)
+    top = 0
+    cnt = 0
+    stack[0] = 0
+    seen[0] = True
+    top = 1
+    while top > 0:
+        q = stack[top - 1]
+        pushed = False
+        while col[q] < k:
+            t = table[q, col[q]]
+            col[q] += 1
+            if 0 <= t < n and not seen[t]:
+                seen[t] = True
+                stack[top] = t
+                top += 1
+                pushed = True
+                break
+        if not pushed:
+            top -= 1
+            order[cnt] = q
+            cnt += 1
+    size = 1
+    while size < 2 * cnt + 2:
+        size *= 2
+    slots = np.full(size, -1, dtype=np.int64)
+    hashes = np.zeros(total, dtype=np.int64)
+    for i in range(cnt):
+        q = order[i]
+        h = np.int64(1 + accepting[q])
+        for c in range(k):
+            t = table[q, c]
+            h = h * 1000003 + (rep[t] if t >= 0 else -1)
+        hashes[q] = h
+        j = (h ^ (h >> 29)) & (size - 1)
+        while slots[j] >= 0:
+            r = slots[j]
+            if hashes[r] == h and accepting[r] == accepting[q]:
+                same = True
+                for c in range(k):
+                    a = table[q, c]
+                    b = table[r, c]
+                    if (rep[a] if a >= 0 else -1) != (rep[b] if b >= 0 else -1):
+                        same = False
+                        break
+                if same:
+                    rep[q] = r
+                    break
+            j = (j + 1) & (size - 1)
+        if slots[j] < 0:
+            slots[j] = q
+    return rep
