@@ -214,9 +214,11 @@ def nullable_rules(rules: Mapping[str, ir.Node], callers: Mapping[str, set[str]]
 def first_calls(node: ir.Node, live: Live, nullable: set[str]) -> set[str]:
     """The rules `node` may call before reading a byte, in some complete derivation (calls of
     rules that `live` rejects derive nothing)."""
+    out: set[str] = set()
+    if _opens_with_a_byte(node):
+        return out  # (most rules: objects, arrays, strings)
     derives = _Derives(live)
     empty = _Nullable(nullable)
-    out: set[str] = set()
     if not derives(node):
         return out
     todo = [node]
@@ -248,6 +250,14 @@ def first_calls(node: ir.Node, live: Live, nullable: set[str]) -> set[str]:
                 reached = _reach(sub, n.start, empty)
                 todo.extend(m for a, _, m in usable if a in reached)
     return out
+
+
+def _opens_with_a_byte(node: ir.Node) -> bool:
+    """Does every string of `node` begin with a byte read before any call (a Concat whose
+    first item is a character)?"""
+    while type(node) is ir.Concat and node.items:  # type: ignore[union-attr]
+        node = node.items[0]  # type: ignore[union-attr]
+    return type(node) is ir.Chars and bool(node.ranges)  # type: ignore[union-attr]
 
 
 def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
