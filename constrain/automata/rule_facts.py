@@ -68,11 +68,12 @@ class _Fact:
         self.memo: dict[int, bool] = {}
 
     def __call__(self, node: ir.Node) -> bool:
+        facts = node.__dict__
+        found = facts.get(self.ground)  # (only call-free nodes have one)
+        if found is not None:
+            return found
         if not callees(node):
-            facts = node.__dict__
-            found = facts.get(self.ground)
-            if found is None:
-                found = facts[self.ground] = self._eval(node)
+            found = facts[self.ground] = self._eval(node)
             return found
         key = id(node)
         hit = self.memo.get(key)
