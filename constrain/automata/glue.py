@@ -120,6 +120,14 @@ def _small_part(node: ir.Node, calls: tuple, n_calls: int, limits: Limits) -> Op
     return _raw(dfa, n_calls)
 
 
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """A read-only view: the kernels then see one argument type whatever made the array
+    (numba compiles and loads a version per signature)."""
+    view = array.view()
+    view.setflags(write=False)
+    return view
+
+
 def _raw(dfa: DFA, n_calls: int) -> _Raw:
     """A DFA's arrays over bytes and `n_calls` call symbols (calls it lacks: a column of -1)."""
     if dfa.call_classes.size == n_calls:
@@ -136,5 +144,5 @@ def _join(a: _Raw, b: _Raw) -> Optional[_Raw]:
     transition on a symbol b's start also reads (the result would not be deterministic)."""
     from .join import join  # numba loads on first use
 
-    classes, table, accepting, ok = join(*a, *b)
+    classes, table, accepting, ok = join(*map(_read_only, (*a, *b)))
     return _Raw(classes, table, accepting) if ok else None

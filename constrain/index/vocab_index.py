@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from ..automata.warm import warm_compile_kernels
 from ..vocab import Vocabulary
 from .slice_choice import SliceProofs
 from .slices import TokenSlice, build_slices
@@ -22,6 +23,7 @@ class VocabIndex:
         self.eos_ids = vocab.eos_token_ids
         self.proofs = SliceProofs()  # slice analyses per DFA, shared by this index's automata
         warm_kernels(self)
+        warm_compile_kernels()
 
 
 @functools.lru_cache(maxsize=8)
