@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from constrain.automata import join, product, reach
-from constrain.automata.warm import warm_compile_kernels
+import subprocess
+import sys
 
 
-def test_kernels_are_loaded():
-    warm_compile_kernels()
-    for kernel in (product.start, product.expand, reach.reaches_accepting, join.join):
-        assert kernel.signatures, kernel.py_func.__name__
+def test_kernels_are_loaded_in_a_fresh_process():
+    code = (
+        "from constrain.automata import join, product, reach\n"
+        "from constrain.automata.warm import warm_compile_kernels\n"
+        "kernels = (product.start, product.expand, reach.reaches_accepting, join.join)\n"
+        "assert not any(k.signatures for k in kernels)\n"
+        "warm_compile_kernels()\n"
+        "assert all(k.signatures for k in kernels), [k.py_func.__name__ for k in kernels if not k.signatures]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
