@@ -35,6 +35,8 @@ def schemas(depth: int = 2):
     return leaf | st.fixed_dictionaries({}, optional={
         "allOf": st.lists(sub, min_size=1, max_size=2), "anyOf": st.lists(sub, min_size=1, max_size=2),
         "oneOf": st.lists(sub, min_size=1, max_size=2), "not": sub, "items": sub,
+        "properties": st.dictionaries(st.text("ab", max_size=2), sub, max_size=2),
+        "required": st.lists(st.text("ab", max_size=2), max_size=2) | st.just(True),
         "type": type_names,
     })
 
@@ -60,6 +62,8 @@ def test_answers_the_common_shapes():
     assert quick_valid(["a"], {"items": {"enum": ["a"]}, "minItems": 1}, DRAFT4) is True
     assert quick_valid(1, {"minimum": 1, "exclusiveMinimum": True}, DRAFT4) is None
     assert quick_valid(["a"], {"type": "array", "items": {"enum": ["a"]}, "minItems": 1}) is True
+    assert quick_valid({"a": 1}, {"properties": {"a": {"minLength": 4}}, "required": ["a"]}) is True
+    assert quick_valid({}, {"not": {"not": {"required": ["a"]}}}) is False
     assert quick_valid("a", {"$ref": "#/x"}) is None
     assert quick_valid("a", {"format": "date"}) is None
 

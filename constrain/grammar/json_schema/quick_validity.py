@@ -183,6 +183,27 @@ def _items(value: Any, arg: Any, draft: int) -> Optional[bool]:
     return verdict
 
 
+def _properties(value: Any, arg: Any, draft: int) -> Optional[bool]:
+    if not isinstance(arg, dict):
+        return None
+    if not isinstance(value, dict):
+        return True
+    verdict = True
+    for key, sub in arg.items():
+        if key in value:
+            ok = quick_valid(value[key], sub, draft)
+            if ok is None:
+                return None
+            verdict = verdict and ok
+    return verdict
+
+
+def _required(value: Any, arg: Any, draft: int) -> Optional[bool]:
+    if not isinstance(arg, list) or not all(isinstance(k, str) for k in arg):
+        return None  # (draft 3's boolean form among them)
+    return all(k in value for k in arg) if isinstance(value, dict) else True
+
+
 _CHECKS: dict[str, Callable[[Any, Any, int], Optional[bool]]] = {
     "type": _type,
     "enum": _enum,
@@ -201,4 +222,6 @@ _CHECKS: dict[str, Callable[[Any, Any, int], Optional[bool]]] = {
     "oneOf": _one_of,
     "not": _not,
     "items": _items,
+    "properties": _properties,
+    "required": _required,
 }
