@@ -6,7 +6,7 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constrain.grammar.json_schema.quick_validity import DRAFT4, MODERN, OLDER, draft_of, quick_valid
+from constrain.grammar.json_schema.quick_validity import DRAFT4, MODERN, OLDER, draft_of, local_refs, quick_valid
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-5, 5), st.sampled_from([0.0, 1.0, -2.0, 2.5, 1e300]),
@@ -75,3 +75,41 @@ def test_draft_of():
     assert draft_of({"$schema": "http://json-schema.org/draft-04/schema#"}) == DRAFT4
     assert draft_of({"$schema": "http://json-schema.org/schema#"}) == OLDER
     assert draft_of({"$schema": 7}) == OLDER
+
+
+def test_local_refs():
+    root = {"definitions": {"small": {"maximum": 3}, "a/b": {"type": "string"}}, "items": [{"type": "null"}]}
+    resolve = local_refs(root)
+    assert quick_valid(2, {"$ref": "#/definitions/small"}, MODERN, resolve) is True
+    assert quick_valid(4, {"$ref": "#/definitions/small", "description": "d"}, MODERN, resolve) is False
+    assert quick_valid("x", {"$ref": "#/definitions/a~1b"}, MODERN, resolve) is True
+    assert quick_valid(None, {"$ref": "#/items/0"}, MODERN, resolve) is True
+    assert quick_valid(2, {"$ref": "#/definitions/small", "minimum": 5}, MODERN, resolve) is None  # drafts differ
+    assert quick_valid(2, {"$ref": "#/nowhere"}, MODERN, resolve) is None
+    assert quick_valid(2, {"$ref": "other.json#/x"}, MODERN, resolve) is None
+    assert quick_valid(2, {"$ref": "#/definitions/small"}) is None  # no resolver
+    assert local_refs({"definitions": {"x": {"$id": "x.json", "type": "string"}}}) is None  # a new base
+
+
+def test_ref_cycles_go_to_jsonschema():
+    from constrain.errors import SchemaError
+    from constrain.grammar.json_schema.values import ValueChecker
+
+    checker = ValueChecker({"allOf": [{"$ref": "#"}]})
+    try:
+        checker.valid(1, {"$ref": "#"})
+    except SchemaError:
+        pass  # jsonschema finds the cycle too: a clear error, not a crash
+
+
+@settings(max_examples=500, deadline=None)
+@given(schemas(1), schemas(1), values, st.booleans())
+def test_local_refs_agree_with_jsonschema(target, schema, value, wrap):
+    """A document whose schema refers to its definitions: the same verdicts as jsonschema."""
+    ref = {"$ref": "#/definitions/d"}
+    body = {"allOf": [ref, schema]} if wrap else {"anyOf": [ref, schema]}
+    root = {"definitions": {"d": target}, **body}
+    for cls, draft in ((jsonschema.Draft202012Validator, MODERN), (jsonschema.Draft7Validator, MODERN)):
+        known = quick_valid(value, root, draft, local_refs(root))
+        if known is not None:
+            assert known == cls(root).is_valid(value), (cls.__name__, root, value)

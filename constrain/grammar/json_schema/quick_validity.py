@@ -23,7 +23,7 @@ VALIDATION_KEYWORDS = frozenset({
     "maxContains", "unevaluatedItems", "properties", "patternProperties", "additionalProperties",
     "required", "minProperties", "maxProperties", "propertyNames", "dependencies",
     "dependentRequired", "dependentSchemas", "unevaluatedProperties", "allOf", "anyOf", "oneOf",
-    "not", "if", "then", "else", "$ref", "$dynamicRef", "$recursiveRef", "extends", "disallow",
+    "not", "if", "then", "else", "$dynamicRef", "$recursiveRef", "extends", "disallow",
     "divisibleBy", "$id", "id", "$schema", "$anchor", "$dynamicAnchor", "$recursiveAnchor",
 })
 
@@ -57,13 +57,19 @@ _ANY_DRAFT = frozenset({"type", "enum"})
 _DRAFT4_DIFFERS = frozenset({"const", "exclusiveMinimum", "exclusiveMaximum"})
 
 
-def quick_valid(value: Any, schema: Any, draft: int = MODERN) -> Optional[bool]:
+Resolve = Callable[[str], Any]  # a local `$ref` -> the schema it names (None: unknown)
+
+
+def quick_valid(value: Any, schema: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
     """True/False where this module can judge `value` against `schema` exactly, else None.
-    `draft`: what draft_of says of the document."""
+    `draft`: what draft_of says of the document; `resolve`: follows the document's local
+    `$ref`s (see local_refs), which are otherwise left to jsonschema."""
     if schema is True or schema is False:
         return schema if draft >= MODERN else None  # no schemas before draft 6
     if not isinstance(schema, dict):
         return None
+    if "$ref" in schema:
+        return _ref(value, schema, draft, resolve)
     verdict = True
     for key, arg in schema.items():
         if key not in VALIDATION_KEYWORDS:
@@ -73,11 +79,59 @@ def quick_valid(value: Any, schema: Any, draft: int = MODERN) -> Optional[bool]:
         check = _CHECKS.get(key)
         if check is None:
             return None
-        ok = check(value, arg, draft)
+        ok = check(value, arg, draft, resolve)
         if ok is None:
             return None
         verdict = verdict and ok
     return verdict
+
+
+def _ref(value: Any, schema: dict, draft: int, resolve: Optional[Resolve]) -> Optional[bool]:
+    """A `$ref` alone (with annotations): the schema it names. Next to other keywords drafts
+    differ (before 2019-09 they are ignored), so jsonschema decides."""
+    ref = schema["$ref"]
+    if resolve is None or not isinstance(ref, str) or any(k in VALIDATION_KEYWORDS for k in schema if k != "$ref"):
+        return None
+    target = resolve(ref)
+    return None if target is None else quick_valid(value, target, draft, resolve)
+
+
+def local_refs(root: Any) -> Optional[Resolve]:
+    """A resolver of `#` and `#/json/pointer` refs in a document without `$id`s below its root
+    (where an `$id` sets a new base, `#/...` would name a part of that resource instead); None
+    for other documents. Refs it cannot follow resolve to None."""
+    if not isinstance(root, dict) or _has_inner_id(root, top=True):
+        return None
+
+    def resolve(ref: str) -> Any:
+        if ref == "#":
+            return root
+        if not ref.startswith("#/"):
+            return None
+        node: Any = root
+        for part in ref[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if "%" in part:
+                return None  # (percent-encoded pointers: left to jsonschema)
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+    return resolve
+
+
+def _has_inner_id(node: Any, top: bool = False) -> bool:
+    if isinstance(node, dict):
+        if not top and isinstance(node.get("$id", node.get("id")), str):
+            return True
+        return any(_has_inner_id(v) for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+    if isinstance(node, list):
+        return any(_has_inner_id(v) for v in node)
+    return False
 
 
 def _differs(key: str, value: Any, schema: dict, draft: int) -> bool:
@@ -88,7 +142,7 @@ def _differs(key: str, value: Any, schema: dict, draft: int) -> bool:
     return key in _DRAFT4_DIFFERS or key in ("minimum", "maximum") and not _DRAFT4_DIFFERS.isdisjoint(schema)
 
 
-def _type(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
+def _type(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
     names = [arg] if isinstance(arg, str) else arg
     if not isinstance(names, list) or not all(isinstance(t, str) and t in _TYPES for t in names):
         return None
@@ -97,7 +151,7 @@ def _type(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
     return any(_TYPES[t](value) for t in names)
 
 
-def _enum(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
+def _enum(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, list):
         return None
     return any(json_equal(value, v) for v in arg)
@@ -107,8 +161,8 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _bound(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any, int], Optional[bool]]:
-    def check(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
+def _bound(compare: Callable[[Any, Any], bool]) -> Callable[..., Optional[bool]]:
+    def check(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
         if not _number(arg):
             return None  # draft 4's boolean exclusive*, or malformed
         return compare(value, arg) if _number(value) else True
@@ -116,7 +170,7 @@ def _bound(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any, int], Opt
     return check
 
 
-def _multiple_of(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
+def _multiple_of(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, int) or isinstance(arg, bool) or arg <= 0:
         return None  # float divisors: jsonschema's float arithmetic decides
     if not _number(value):
@@ -126,8 +180,8 @@ def _multiple_of(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
     return value % arg == 0
 
 
-def _length(compare: Callable[[int, int], bool], kind: type) -> Callable[[Any, Any, int], Optional[bool]]:
-    def check(value: Any, arg: Any, draft: int = MODERN) -> Optional[bool]:
+def _length(compare: Callable[[int, int], bool], kind: type) -> Callable[..., Optional[bool]]:
+    def check(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
         if not isinstance(arg, int) or isinstance(arg, bool):
             return None
         return compare(len(value), arg) if isinstance(value, kind) else True
@@ -135,55 +189,55 @@ def _length(compare: Callable[[int, int], bool], kind: type) -> Callable[[Any, A
     return check
 
 
-def _all_of(value: Any, arg: Any, draft: int) -> Optional[bool]:
+def _all_of(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, list):
         return None
     verdict = True
     for sub in arg:
-        ok = quick_valid(value, sub, draft)
+        ok = quick_valid(value, sub, draft, resolve)
         if ok is None:
             return None
         verdict = verdict and ok
     return verdict
 
 
-def _any_of(value: Any, arg: Any, draft: int) -> Optional[bool]:
-    counts = _branches(value, arg, draft)
+def _any_of(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
+    counts = _branches(value, arg, draft, resolve)
     return None if counts is None else counts > 0
 
 
-def _one_of(value: Any, arg: Any, draft: int) -> Optional[bool]:
-    counts = _branches(value, arg, draft)
+def _one_of(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
+    counts = _branches(value, arg, draft, resolve)
     return None if counts is None else counts == 1
 
 
-def _branches(value: Any, arg: Any, draft: int) -> Optional[int]:
+def _branches(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[int]:
     if not isinstance(arg, list) or not arg:
         return None
-    oks = [quick_valid(value, sub, draft) for sub in arg]
+    oks = [quick_valid(value, sub, draft, resolve) for sub in arg]
     return None if None in oks else sum(map(bool, oks))
 
 
-def _not(value: Any, arg: Any, draft: int) -> Optional[bool]:
-    ok = quick_valid(value, arg, draft)
+def _not(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
+    ok = quick_valid(value, arg, draft, resolve)
     return None if ok is None else not ok
 
 
-def _items(value: Any, arg: Any, draft: int) -> Optional[bool]:
+def _items(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, (dict, bool)) or isinstance(arg, bool) and draft < MODERN:
         return None  # the tuple form differs between drafts; no boolean schemas before draft 6
     if not isinstance(value, list):
         return True
     verdict = True
     for item in value:
-        ok = quick_valid(item, arg, draft)
+        ok = quick_valid(item, arg, draft, resolve)
         if ok is None:
             return None
         verdict = verdict and ok
     return verdict
 
 
-def _properties(value: Any, arg: Any, draft: int) -> Optional[bool]:
+def _properties(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, dict):
         return None
     if not isinstance(value, dict):
@@ -191,23 +245,23 @@ def _properties(value: Any, arg: Any, draft: int) -> Optional[bool]:
     verdict = True
     for key, sub in arg.items():
         if key in value:
-            ok = quick_valid(value[key], sub, draft)
+            ok = quick_valid(value[key], sub, draft, resolve)
             if ok is None:
                 return None
             verdict = verdict and ok
     return verdict
 
 
-def _required(value: Any, arg: Any, draft: int) -> Optional[bool]:
+def _required(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, list) or not all(isinstance(k, str) for k in arg):
         return None  # (draft 3's boolean form among them)
     return all(k in value for k in arg) if isinstance(value, dict) else True
 
 
-_CHECKS: dict[str, Callable[[Any, Any, int], Optional[bool]]] = {
+_CHECKS: dict[str, Callable[..., Optional[bool]]] = {
     "type": _type,
     "enum": _enum,
-    "const": lambda value, arg, draft: json_equal(value, arg),
+    "const": lambda value, arg, draft, resolve: json_equal(value, arg),
     "minimum": _bound(lambda v, a: v >= a),
     "maximum": _bound(lambda v, a: v <= a),
     "exclusiveMinimum": _bound(lambda v, a: v > a),

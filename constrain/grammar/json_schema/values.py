@@ -18,7 +18,7 @@ from .keywords import KEY_FORMULA, KEY_RULES, INTERNAL, NON_INTEGER, NOT_ENUM, N
 from .literals import json_equal
 from .patterns import pattern_dfa
 from .presence import rules_hold
-from .quick_validity import draft_of, quick_valid
+from .quick_validity import draft_of, local_refs, quick_valid
 
 
 class ValueChecker:
@@ -30,6 +30,7 @@ class ValueChecker:
         self.documents = documents or {}
         self._validator: Any = None
         self.draft = draft_of(self.root)
+        self.resolve = local_refs(self.root)
 
     def valid(self, value: Any, schema: Any) -> bool:
         if schema is True or schema is False:
@@ -39,7 +40,10 @@ class ValueChecker:
         standard = {k: v for k, v in schema.items() if k not in INTERNAL}
         if not standard:
             return True
-        known = quick_valid(value, standard, self.draft)  # most: `enum` next to `type`
+        try:
+            known = quick_valid(value, standard, self.draft, self.resolve)  # most: `enum` next to `type`
+        except RecursionError:  # `$ref`s around a cycle that reads nothing: jsonschema says so
+            known = None
         if known is not None:
             return known
         try:
