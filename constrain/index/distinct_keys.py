@@ -15,32 +15,31 @@ A state is `(stacks, pairs)`, as in distinct_calls.py: the inner automaton's sta
 some stack is inside a marked frame, the `(stack, ctx)` pairs, ctx holding per marked frame (by
 depth) the keys used and the open key's bytes. Masks: the inner row (cached per stacks; the
 variants are part of the stacks), minus the tokens that close a used key or leave a key text
-with only used completions. Those are looked up by the key text they spell (key_tokens.py);
-the few tokens of other shapes that the row holds are stepped.
+with only used completions. Those are looked up by the key text they spell (key_masks.py);
+the few tokens of other shapes that the row holds are stepped, as are those that close a key
+and reach the object's `,` or `}` in one token (the variant changes inside them).
 """
 
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 from collections import OrderedDict
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .distinct_calls import _ids
-from .key_tokens import escape_pending, key_tokens
-from .object_rules import ObjectRule, canonical
+from .key_masks import KeyKills
+from .key_tokens import escape_pending, first_unescaped_quote, key_tokens
+from .object_rules import ObjectRule
 from .rule_variants import VariantRules
 from .stack_index import StackTokenAutomaton
 
 Ctx = tuple  # ((depth, used: frozenset[str], key: bytes | None), ...) bottom to top
 _NONE: frozenset = frozenset()
-_QUOTE, _COMMA, _BACKSLASH = 0x22, 0x2C, 0x5C
-_FIRST_BYTES = b'", \t\n\r'  # what a token that opens a key where one may open begins with
+_QUOTE, _BACKSLASH = 0x22, 0x5C
 _MAX_KILLED_ROWS = 512
 _MAX_MEMO = 100_000
-_MAX_USED_SETS = 256
 
 
 class DistinctKeysAutomaton:
@@ -68,12 +67,8 @@ class DistinctKeysAutomaton:
         self._killed_rows: OrderedDict[Any, np.ndarray] = OrderedDict()
         self._no_rows: dict[Any, np.ndarray] = {}  # (no state is cached here: see row_cache)
         self._frames_memo: dict[Any, tuple] = {}
-        self._used_memo: dict[tuple, tuple] = {}
-        self._subtokens: dict[tuple[bytes, int], list] = {}
-        self._opened: dict[bytes, list] = {}
-        self._first_readers: dict[Any, bool] = {}
-        self._touch_memo: dict[frozenset, dict[int, bool]] = {}
-        self._spelled: dict[str, bytes] = {}
+        self._unusual_memo: dict[frozenset, tuple] = {}
+        self._kills = KeyKills(self.sem, self.marked, self._object, self.keys, token_bytes)
 
     def _object(self, r: int) -> ObjectRule:
         base = self.rules.base_of(r)
@@ -222,29 +217,67 @@ class DistinctKeysAutomaton:
             k = json.loads(b'"' + key + b'"')
             if k in used:
                 return None
+            self._kills.note(self._object(s2[0]), used, k)
             used = used | {k}
             comma, brace = self._object(s2[0]).flags(used)
             return ((self.rules.variant(self.rules.base_of(s2[0]), comma, brace), *s2[1:]), used, None)
         else:
             key = key + bytes((b,))
         obj = self._object(s2[0])
-        if not obj.infinite[s2[1]] and not self._named_alive(obj, key, used):
+        if not obj.infinite[s2[1]] and not obj.unused_with_prefix(key, used):
             return None
         return (s2, used, key)
 
-    @staticmethod
-    def _named_alive(obj: ObjectRule, prefix: bytes, used: frozenset) -> bool:
-        """Does an unused named key begin with `prefix`?"""
-        named, decoded = obj.named, obj.decoded
-        for i in range(bisect_left(named, prefix), len(named)):
-            s = named[i]
-            if not s.startswith(prefix):
-                return False
-            if decoded[s] not in used:
-                return True
-        return False
-
     # -- masks ---------------------------------------------------------------------------------
+    def _unusual(self, stacks: frozenset, words: np.ndarray) -> tuple[list[int], list[int]]:
+        """The `complex` tokens of the row and the `spanning` ones (key_tokens.py) whose reading
+        from `stacks` touches a key, per stacks (the row is the stacks' own)."""
+        hit = self._unusual_memo.get(stacks)
+        if hit is None:
+            touching = self._kills.touching
+            complex_ = self.keys.complex_closing
+            if any(self._object(f[0]).closed_prefixes for f in self._frames_of(stacks)):
+                complex_ = complex_ | self.keys.complex  # (a key that opens there may end at a used prefix)
+            hit = (touching(stacks, _ids(words & complex_)), touching(stacks, self.keys.spanning))
+            if len(self._unusual_memo) > _MAX_MEMO:
+                self._unusual_memo.clear()
+            self._unusual_memo[stacks] = hit
+        return hit
+
+    def _switches(self, state: tuple, t: int) -> bool:
+        """May the `spanning` token t change its object's rule variant where it closes a key?
+        (Told without stepping where a lone frame reads a key: the key it closes is its text so
+        far and the token's bytes before the quote; else True.)"""
+        pairs = state[1]
+        if len(pairs) != 1:
+            return True
+        ((s, ctx),) = pairs
+        if s[0] not in self.marked or not ctx or ctx[-1][0] != s[3]:
+            return True
+        _, used, key = ctx[-1]
+        data = self._token_bytes[t]
+        end = first_unescaped_quote(data, 0)
+        if key is None or end is None or escape_pending(key):
+            return True
+        try:
+            k = json.loads(b'"' + key + data[:end] + b'"')
+        except ValueError:
+            return True
+        if k in used:
+            return False  # refused at the quote already (key_masks.py)
+        base = self.rules.base_of(s[0])
+        return self.rules.variant(base, *self._object(s[0]).flags(used | {k})) != s[0]
+
+    def _frames_of(self, stacks: frozenset) -> list[tuple]:
+        """The marked frames of `stacks`."""
+        out = []
+        for f in stacks:
+            while f is not None:
+                if f[0] in self.marked:
+                    out.append(f)
+                f = f[2]
+        return out
+
     def _corrections(self, state: tuple, words: np.ndarray) -> tuple[list[int], list[int]]:
         """(The tokens of the inner row `words` that advancing from `state` refuses, the tokens
         outside it that advancing accepts: `spanning` ones, see key_tokens.py)."""
@@ -253,13 +286,13 @@ class DistinctKeysAutomaton:
         step: set[int] = set()
         if len(pairs) == 1:
             for s, ctx in pairs:
-                self._pair_kills(s, ctx, words, sure, step)
+                self._kills.pair(s, ctx, words, sure, step)
         else:  # (kills for one pair may be readable in another: step them all)
             for s, ctx in pairs:
-                self._pair_kills(s, ctx, words, step, step)
-        step.update(self._touching(state[0], _ids(words & self.keys.complex)))
-        spanning = self._touching(state[0], self.keys.spanning)
-        step.update(spanning)
+                self._kills.pair(s, ctx, words, step, step)
+        complex_, spanning = self._unusual(state[0], words)
+        step.update(complex_)
+        step.update(t for t in spanning if self._switches(state, t))
         step -= sure
         killed = list(sure)
         added = []
@@ -274,193 +307,6 @@ class DistinctKeysAutomaton:
                     added.append(t)
         return killed, added
 
-    def _touching(self, stacks: frozenset, ids: list[int]) -> list[int]:
-        """The tokens of `ids` whose reading from `stacks` has a marked frame read a `"` (open
-        or close a key) before it ends or fails: only those can meet a used key or a variant
-        change. Found by stepping the inner stacks alone, and remembered per stacks (an array's
-        string items recur at every character)."""
-        if not ids:
-            return ids
-        memo = self._touch_memo.get(stacks)
-        if memo is None:
-            if len(self._touch_memo) > _MAX_USED_SETS:
-                self._touch_memo.clear()
-            memo = self._touch_memo[stacks] = {}
-        todo = [t for t in ids if t not in memo]
-        if todo:
-            step, marked, token_bytes = self.sem.step, self.marked, self._token_bytes
-            for t in todo:
-                cur, hit = stacks, False
-                for b in token_bytes[t]:
-                    cur = step(cur, b)
-                    if not cur:
-                        break
-                    if b == _QUOTE and any(s[0] in marked for s in cur):
-                        hit = True
-                        break
-                memo[t] = hit
-        return [t for t in ids if memo[t]]
-
-    def _pair_kills(self, s: tuple, ctx: Ctx, words: np.ndarray, sure: set, step: set) -> None:
-        """Add to `sure` the tokens that reading from stack `s` (its ctx) refuses at a key of a
-        marked frame on top of its closure; to `step`, those that need stepping to tell."""
-        if not any(used for _, used, _ in ctx):
-            return
-        by_depth = {d: (used, key) for d, used, key in ctx}
-        tops = self.sem.closure(s)[0]
-        for e in tops:
-            if e[0] not in self.marked or e[1] == 0:
-                continue
-            used, key = by_depth.get(e[3], (_NONE, None))
-            if not used:
-                continue
-            obj = self._object(e[0])
-            facts = self._used_facts(obj, used)
-            if key is not None:
-                out = sure if len(tops) == 1 else step
-                self._inside_key(e, obj, facts, key, words, out, step)
-            elif self._reads_key_start(e[0], e[1]):
-                out = sure if self._only_reader(s, e) else step
-                self._before_key(e, obj, facts, words, out, step)
-
-    def _inside_key(self, e: tuple, obj: ObjectRule, facts: tuple, key: bytes, words: np.ndarray, out: set, step: set) -> None:
-        """Frame `e` reads the key text after `key`: tokens that close it as a used key, or end
-        it where only used keys could complete it."""
-        every, named, others, dead_from = facts
-        after = self.keys.after
-        if escape_pending(key):
-            step.update(_ids(words & self.keys.quotes))  # (rare: a token completes the escape)
-        else:
-            for spelled in _with_prefix(every, key):
-                out.update(after.get(spelled[len(key):], ()))
-            if others and _BACKSLASH in key:  # spelled otherwise than canonically so far
-                try:
-                    text = json.loads(b'"' + key + b'"')
-                except ValueError:  # (ends inside a character)
-                    step.update(_ids(words & self.keys.quotes))
-                else:
-                    for k in _with_prefix(others, text):
-                        out.update(after.get(self._canonical(k[len(text) :]), ()))
-        if others:
-            step.update(_ids(words & self.keys.escaped))  # they may spell a used key otherwise
-        rows, classes = self.sem.tables(e[0])
-        infinite = obj.infinite if obj.has_language else None
-        start = len(key)
-        for spelled in _with_prefix(named, key):
-            first_dead = dead_from[spelled]
-            for j, ids in self._sub_tokens(spelled, start):
-                if j >= first_dead and (infinite is None or not _infinite_at(infinite, rows, classes, e[1], spelled[start:j])):
-                    out.update(ids)
-
-    def _before_key(self, e: tuple, obj: ObjectRule, facts: tuple, words: np.ndarray, out: set, step: set) -> None:
-        """Frame `e` may open a key next: tokens that open and close a used key, or open one
-        and stop where only used keys could complete it."""
-        every, named, others, dead_from = facts
-        closed = self.keys.closed
-        for spelled in every:
-            out.update(closed.get(spelled, ()))
-        if others:
-            step.update(_ids(words & self.keys.escaped))
-        rows, classes = self.sem.tables(e[0])
-        token_bytes = self._token_bytes
-        for spelled in named:
-            first_dead = dead_from[spelled]
-            for j, ids in self._opened_prefixes(spelled):
-                if j < first_dead:
-                    continue
-                if not obj.has_language:
-                    out.update(ids)
-                    continue
-                for t in ids:
-                    q = _walk(rows, classes, e[1], token_bytes[t])
-                    if q >= 0 and not obj.infinite[q]:
-                        out.add(t)
-
-    def _used_facts(self, obj: ObjectRule, used: frozenset) -> tuple:
-        """(canonical spellings of the used keys, sorted; those of named keys; the other keys
-        used, sorted; per used named key, the shortest length of its prefixes that only used named keys
-        begin with), per object and used set."""
-        memo_key = (id(obj), used)
-        hit = self._used_memo.get(memo_key)
-        if hit is not None:
-            return hit
-        every = sorted(self._canonical(k) for k in used)
-        decoded = obj.decoded
-        named = [s for s in every if s in decoded]
-        all_named = obj.named
-        dead_from = {}
-        for s in named:
-            i = bisect_left(all_named, s)
-            longest = 0
-            for step in (-1, 1):  # the nearest unused named keys in order share the most
-                j = i + step
-                while 0 <= j < len(all_named) and decoded[all_named[j]] in used:
-                    j += step
-                if 0 <= j < len(all_named):
-                    longest = max(longest, _common(s, all_named[j]))
-            dead_from[s] = longest + 1
-        others = sorted(k for k in used if self._canonical(k) not in decoded)
-        hit = (every, named, others, dead_from)
-        if len(self._used_memo) > _MAX_USED_SETS:
-            self._used_memo.clear()
-        self._used_memo[memo_key] = hit
-        return hit
-
-    def _canonical(self, key: str) -> bytes:
-        hit = self._spelled.get(key)
-        if hit is None:
-            if len(self._spelled) > _MAX_MEMO:
-                self._spelled.clear()
-            hit = self._spelled[key] = canonical(key)
-        return hit
-
-    def _sub_tokens(self, spelled: bytes, start: int) -> list:
-        """[(j, token ids)] for the tokens whose bytes are spelled[start:j]."""
-        memo_key = (spelled, start)
-        hit = self._subtokens.get(memo_key)
-        if hit is None:
-            by_bytes = self.keys.by_bytes
-            end = min(len(spelled), start + self.keys.max_len)
-            hit = [(j, by_bytes[spelled[start:j]]) for j in range(start + 1, end + 1) if spelled[start:j] in by_bytes]
-            if len(self._subtokens) > _MAX_MEMO:
-                self._subtokens.clear()
-            self._subtokens[memo_key] = hit
-        return hit
-
-    def _opened_prefixes(self, spelled: bytes) -> list:
-        """[(j, token ids)] for the tokens that open a key and stop after spelled[:j]."""
-        hit = self._opened.get(spelled)
-        if hit is None:
-            opened = self.keys.opened
-            hit = [(j, opened[spelled[:j]]) for j in range(1, len(spelled) + 1) if spelled[:j] in opened]
-            if len(self._opened) > _MAX_MEMO:
-                self._opened.clear()
-            self._opened[spelled] = hit
-        return hit
-
-    def _reads_key_start(self, r: int, q: int) -> bool:
-        rows, classes = self.sem.tables(r)
-        return rows[q][classes[_QUOTE]] >= 0 or rows[q][classes[_COMMA]] >= 0
-
-    def _only_reader(self, s: tuple, e: tuple) -> bool:
-        """Is `e` the only top of `s`'s closure that can read a byte a key-opening token
-        begins with? (Then such a token's reading is e's, and a refusal there is final.)"""
-        memo_key = (s, e)
-        hit = self._first_readers.get(memo_key)
-        if hit is None:
-            sem = self.sem
-            hit = True
-            for other in sem.closure(s)[0]:
-                if other != e:
-                    rows, classes = sem.tables(other[0])
-                    if any(rows[other[1]][classes[b]] >= 0 for b in _FIRST_BYTES):
-                        hit = False
-                        break
-            if len(self._first_readers) > _MAX_MEMO:
-                self._first_readers.clear()
-            self._first_readers[memo_key] = hit
-        return hit
-
 
 def _closes(key: bytes) -> bool:
     """Does a `"` after the key text `key` close it (an even run of backslashes before it)?"""
@@ -469,37 +315,3 @@ def _closes(key: bytes) -> bool:
     while i and key[i - 1] == _BACKSLASH:
         i -= 1
     return (n - i) % 2 == 0
-
-
-def _with_prefix(spelled: list, prefix: Any) -> list:
-    """The items of the sorted list `spelled` (bytes or str) that begin with `prefix`."""
-    if not prefix:
-        return spelled
-    i = bisect_left(spelled, prefix)
-    j = i
-    while j < len(spelled) and spelled[j].startswith(prefix):
-        j += 1
-    return spelled[i:j]
-
-
-def _common(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _infinite_at(infinite: list, rows: list, classes: list, q: int, data: bytes) -> bool:
-    """Is the state after `data` from q one of `infinite` (a refused walk counts as such: the
-    token is not in the row anyway)?"""
-    q = _walk(rows, classes, q, data)
-    return q < 0 or infinite[q]
-
-
-def _walk(rows: list, classes: list, q: int, data: bytes) -> int:
-    for b in data:
-        q = rows[q][classes[b]]
-        if q < 0:
-            return -1
-    return q

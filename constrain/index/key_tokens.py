@@ -11,9 +11,11 @@ looking them up here by the text they spell, not by stepping every token of the 
          closing quote (they end inside the key), `closed` those with one.
 
 The mask steps the tokens these shapes do not describe instead: `complex` ones, with a comma,
-a quote and a byte after it (a key opens and goes on inside the token, past where the shapes
-start), and where keys other than the named ones were used, `escaped` ones, whose key text before
-a closing quote has a backslash (an escape may spell a used key otherwise than canonically).
+a quote and a byte after it past their start (a key opens and goes on inside the token, after
+a value or a closing brace), `complex_closing` those of them with a quote after that (the key
+may close in the token too); and where keys other than the named ones were used, `escaped` ones,
+whose key text before a closing quote has a backslash (an escape may spell a used key otherwise
+than canonically).
 `spanning` lists the tokens that may close a key and then reach the object's `,` or `}` (a
 quote, a colon, then one of those): the object's rule variant (rule_variants.py) changes at
 that quote, so the row, walked with the variant before it, may be wrong about them either way.
@@ -26,7 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
-_WS = frozenset(b" \t\n\r")
+_WS_BYTES = b" \t\n\r"
+_WS = frozenset(_WS_BYTES)
 _OPEN_AFTER_COMMA = re.compile(rb',[ \t\n\r]*".', re.S)
 _MEMBER_THEN_END = re.compile(rb'"[ \t\n\r]*:.*[,}]', re.S)
 
@@ -40,6 +43,7 @@ class KeyTokens:
         self.opened: dict[bytes, list[int]] = {}
         self.closed: dict[bytes, list[int]] = {}
         complex_: list[int] = []
+        complex_closing: list[int] = []
         spanning: list[int] = []
         escaped: list[int] = []
         quotes: list[int] = []
@@ -52,8 +56,10 @@ class KeyTokens:
             if b'"' not in data:
                 continue
             quotes.append(t)
-            if _OPEN_AFTER_COMMA.search(data):
-                complex_.append(t)
+            for found in _OPEN_AFTER_COMMA.finditer(data):
+                if data[: found.start()].strip(_WS_BYTES):  # (not the token's own key opening)
+                    (complex_closing if first_unescaped_quote(data, found.end() - 1) is not None else complex_).append(t)
+                    break
             if _MEMBER_THEN_END.search(data):
                 spanning.append(t)
             end = first_unescaped_quote(data, 0)
@@ -70,6 +76,7 @@ class KeyTokens:
             if (end is not None and b"\\" in data[:end]) or (close is not None and b"\\" in data[start:close]):
                 escaped.append(t)
         self.complex = _bitmask(complex_, n_words)
+        self.complex_closing = _bitmask(complex_closing, n_words)
         self.spanning = spanning
         self.escaped = _bitmask(escaped, n_words)
         self.quotes = _bitmask(quotes, n_words)

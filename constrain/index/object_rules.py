@@ -10,7 +10,8 @@ around the stack, and needs from the DFA:
   infinite: per state, can infinitely many byte strings follow before the next call (inside a
       key: a key language is still possible there, not only named keys);
   named: the named keys the DFA can read (a key whose value admits nothing is gone), by their
-      canonical spelling, sorted; has_keys: can any key open at all.
+      canonical spelling, sorted; has_keys: can any key open at all; prefix_closed: is a
+      named key's prefix one that only named keys complete.
 """
 
 from __future__ import annotations
@@ -40,15 +41,37 @@ class ObjectRule:
         key_open = dfa.walk(0, b'{"')
         self.has_keys = key_open >= 0
         self.has_language = self.has_keys and self.infinite[key_open]
+        self._dfa, self._key_open = dfa, key_open
+        self._closed: dict[bytes, bool] = {}
+        # Can a named key's prefix be where no key language goes on? (else no key text ever
+        # has only used completions: additionalProperties true, say)
+        self.closed_prefixes = not self.has_language or any(
+            self.prefix_closed(s[:j]) for s in self.named for j in range(1, len(s) + 1)
+        )
 
-    def named_with_prefix(self, prefix: bytes) -> list[bytes]:
-        """The named keys (canonical spellings) that begin with `prefix`."""
-        named = self.named
-        i = bisect_left(named, prefix)
-        j = i
-        while j < len(named) and named[j].startswith(prefix):
-            j += 1
-        return named[i:j]
+    def prefix_closed(self, text: bytes) -> bool:
+        """After a key opens and `text` (a prefix of a named key) is read, can only named keys
+        complete it? (The states after every key opening are the same in the minimal DFA.)"""
+        hit = self._closed.get(text)
+        if hit is None:
+            if not self.has_language:
+                hit = True
+            else:
+                q = self._dfa.walk(self._key_open, text)
+                hit = q >= 0 and not self.infinite[q]
+            self._closed[text] = hit
+        return hit
+
+    def unused_with_prefix(self, prefix: bytes, used: frozenset) -> bool:
+        """Does a named key outside `used` begin with `prefix` (a canonical spelling)?"""
+        named, decoded = self.named, self.decoded
+        for i in range(bisect_left(named, prefix), len(named)):
+            s = named[i]
+            if not s.startswith(prefix):
+                return False
+            if decoded[s] not in used:
+                return True
+        return False
 
     def flags(self, used: frozenset) -> tuple[bool, bool]:
         """(may a comma come, may `}` come) once the keys `used` are the object's members."""
