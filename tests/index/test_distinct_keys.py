@@ -14,7 +14,7 @@ import random
 import jsonschema
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
@@ -253,6 +253,12 @@ FIXED = {
         },
         "required": ["name"],
         "additionalProperties": False,
+    },
+    "two_branches": {  # two objects at once until a key tells them apart
+        "anyOf": [
+            {"type": "object", "properties": {w: DIGIT for w in WORDS}, "required": ["name"], "additionalProperties": False},
+            {"type": "object", "properties": {w: {"type": "boolean"} for w in WORDS[1:]}, "additionalProperties": {"type": "string"}},
+        ]
     },
     "array_of_objects": {
         "type": "array", "maxItems": 3,

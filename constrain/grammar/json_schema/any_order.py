@@ -16,7 +16,7 @@ Refused here (UnsupportedSchemaError), past the limit only:
     additionalProperties, propertyNames with maxLength): a used key could then leave a key text
     that only used keys complete, which the matcher does not look ahead for;
   - maxProperties below the number of possible keys together with required keys: near the
-    maximum only the missing required keys could come next.
+    maximum only the missing required keys could come next (strict=False drops maxProperties).
 """
 
 from __future__ import annotations
@@ -71,11 +71,12 @@ def any_order_object(
                 )
     required = frozenset(m.key for m in members if m.required)
     if required and hi is not None and (languages or hi < len(members)):
-        raise UnsupportedSchemaError(
-            "maxProperties", pointer,
+        tr.unsupported(
+            "maxProperties", f"{pointer}/maxProperties",
             f"property_order='any' beyond {tr.opts.max_any_order_properties} properties supports maxProperties "
             "with required keys only when it allows every named key",
         )
+        hi = None  # (strict=False: relaxed, recorded)
     ws = tr.ws
     colon = ir.concat(ws, ir.literal(":"), ws)
     items = [ir.concat(string_literal(m.key, canonical=True), colon, m.value) for m in members]
