@@ -78,7 +78,7 @@ def test_objects_nested_and_in_arrays(compiler):
     _agrees(grammar, schema, [
         [{"p1": {"p0": 1}, "p0": {"p0": 2, "p1": 1}}, {}],
         [{"p1": {"p0": 1}}, {"p1": {"p0": 1}}],  # the same keys in two objects
-        [{"p1": {"p0": 1, "p0": 2}}],
+        '[{"p1":{"p0":1,"p0":2}}]',
         '[{"p1":{"p0":1},"p1":{"p0":1}}]',
         '[{"p1":{"p1":1}}]',
     ])

@@ -6,7 +6,7 @@ import pytest
 
 from constrain import Compiler
 from constrain.automata import regex_to_dfa
-from constrain.index.object_rules import ObjectRule, after_value_states, canonical, reaches_cycle
+from constrain.index.object_rules import after_value_states, canonical, reaches_cycle
 
 KEYS = [f"key{i}" for i in range(11)] + ["kind", "k\"q", "é"]
 
