@@ -110,8 +110,8 @@ class Compiler:
                 if translator.distinct:
                     raise UnsupportedSchemaError(
                         "uniqueItems", translator.pointer_of.get(translator.distinct[0], "#"),
-                        "not supported together with objects of more than "
-                        f"{options.max_any_order_properties} properties in any order",
+                        "not supported together with objects whose keys the matcher keeps "
+                        "(property_order='any' past max_any_order_properties)",
                     )
                 automaton: Any = distinct_keys(rule_set, translator.keyed, self.index, self.vocab)
             else:

@@ -42,6 +42,9 @@ def test_the_graph_up_to_the_limit_a_keyed_rule_past_it(compiler):
     assert isinstance(small.automaton, StackTokenAutomaton)
     big = compiler.compile_json_schema(_object(11), property_order="any")
     assert isinstance(big.automaton, DistinctKeysAutomaton)
+    flexible = compiler.compile_json_schema(_object(7), property_order="any", whitespace="flexible")
+    assert isinstance(flexible.automaton, DistinctKeysAutomaton)  # (whitespace runs multiply states)
+    assert flexible.accepts('{ "p5" : 2 ,\n "p0":1}') and not flexible.accepts('{"p5":2, "p5":1}')
     ordered = compiler.compile_json_schema(_object(11))  # schema order: as before
     assert isinstance(ordered.automaton, StackTokenAutomaton)
     assert ordered.accepts('{"p0":1,"p5":2}') and not ordered.accepts('{"p5":2,"p0":1}')

@@ -1,7 +1,8 @@
 """Objects of many properties in any order: one rule of members, keys kept distinct by the matcher.
 
-With property_order="any", an object's members may come in any order. Up to
-`max_any_order_properties` named members, the object is a Graph over the set of members used
+With property_order="any", an object's members may come in any order. Up to `graph_limit`
+named members (`max_any_order_properties`, 10; 6 with flexible whitespace, whose runs between
+members multiply the states), the object is a Graph over the set of members used
 (containers.object_graph: 2^n states, exact in the grammar). Beyond that, it is a rule that
 reads `{`, any number of members `key: value` (a named key in its canonical spelling, or a key
 of a key language: patternProperties regions, additionalProperties) separated by commas, and
@@ -32,6 +33,15 @@ from .lexical import string_literal
 
 if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
+
+
+FLEXIBLE_GRAPH_LIMIT = 6  # (8 members already make a 48,000-state DFA, 9 pass 100,000)
+
+
+def graph_limit(tr: "Translator") -> int:
+    """The most named members an any-order object keeps as a Graph."""
+    limit = tr.opts.max_any_order_properties
+    return limit if tr.opts.whitespace == "compact" else min(limit, FLEXIBLE_GRAPH_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -66,14 +76,14 @@ def any_order_object(
             if not _open(key):
                 raise UnsupportedSchemaError(
                     "properties", pointer,
-                    f"property_order='any' beyond {tr.opts.max_any_order_properties} properties needs key patterns "
+                    f"property_order='any' beyond {graph_limit(tr)} properties needs key patterns "
                     "with unboundedly many keys (this one has finitely many)",
                 )
     required = frozenset(m.key for m in members if m.required)
     if required and hi is not None and (languages or hi < len(members)):
         tr.unsupported(
             "maxProperties", f"{pointer}/maxProperties",
-            f"property_order='any' beyond {tr.opts.max_any_order_properties} properties supports maxProperties "
+            f"property_order='any' beyond {graph_limit(tr)} properties supports maxProperties "
             "with required keys only when it allows every named key",
         )
         hi = None  # (strict=False: relaxed, recorded)

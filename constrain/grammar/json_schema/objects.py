@@ -8,7 +8,7 @@ from ...automata import DFA, compile_ir, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
-from .any_order import any_order_object
+from .any_order import any_order_object, graph_limit
 from .key_patterns import KeyPatterns, quoted_spellings
 from .key_conditions import KeyConditions, MemberConditions
 from .key_formula import key_formula, keys_named
@@ -83,11 +83,11 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     # order they may come anywhere (a few of them; beyond that, after the listed ones).
     ordered, floating = members, []
     named_by_formula: list[containers.Member] = []
-    keyed = tr.opts.property_order == "any" and len(members) > tr.opts.max_any_order_properties
+    keyed = tr.opts.property_order == "any" and len(members) > graph_limit(tr)
     if keyed and (witnesses or dependencies or raw is not None):
         raise UnsupportedSchemaError(
             "properties", pointer,
-            f"property_order='any' beyond {tr.opts.max_any_order_properties} properties does not support "
+            f"property_order='any' beyond {graph_limit(tr)} properties does not support "
             "conditions on which keys are present (dependencies, if/then/else or not on keys)",
         )
     if tr.opts.property_order == "any":
