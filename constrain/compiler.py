@@ -16,7 +16,7 @@ from .automata import regex_to_dfa
 from .automata.dfa import DFA
 from .cache import CacheInfo, DiskCache, MemoryCache, cache_key
 from .compiled import CompiledGrammar
-from .errors import GrammarError, UnsatisfiableSchemaError, UnsupportedSchemaError
+from .errors import GrammarError, UnsatisfiableSchemaError
 from .index.token_index import DFATokenAutomaton
 from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
@@ -107,13 +107,7 @@ class Compiler:
                 raise
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             if translator.keyed:
-                if translator.distinct:
-                    raise UnsupportedSchemaError(
-                        "uniqueItems", translator.pointer_of.get(translator.distinct[0], "#"),
-                        "not supported together with objects whose keys the matcher keeps "
-                        "(property_order='any' past max_any_order_properties)",
-                    )
-                automaton: Any = distinct_keys(rule_set, translator.keyed, self.index, self.vocab)
+                automaton: Any = distinct_keys(rule_set, translator.keyed, translator.distinct, self.index, self.vocab)
             else:
                 automaton = StackTokenAutomaton(rule_set, self.index)
                 if translator.distinct:
@@ -226,14 +220,16 @@ def _without_unsatisfiable_objects(rules: Mapping[str, Any], start: str, rule_se
         rule_set = compile_rules(rules, start, limits)
 
 
-def distinct_keys(rule_set: Any, keyed: Mapping[str, Any], index: VocabIndex, vocab: Vocabulary) -> Any:
+def distinct_keys(rule_set: Any, keyed: Mapping[str, Any], distinct: list[str], index: VocabIndex, vocab: Vocabulary) -> Any:
     """The JSON Schema automaton with the keys of any-order objects (the rules `keyed`, see
-    grammar/json_schema/any_order.py) kept distinct by the matcher."""
+    grammar/json_schema/any_order.py) kept distinct by the matcher, and the items of the
+    arrays `distinct` too (uniqueItems, as distinct_items)."""
     from .index.distinct_keys import DistinctKeysAutomaton
     from .index.rule_variants import VariantRules
     from .index.stack_index import StackTokenAutomaton
 
     ids = {name: k for k, name in enumerate(rule_set.names)}
     objects = {ids[name]: (spec.named, spec.required, spec.lo, spec.hi) for name, spec in keyed.items()}
-    rules = VariantRules(rule_set, sorted(objects))
-    return DistinctKeysAutomaton(StackTokenAutomaton(rules, index), objects, vocab.token_bytes, vocab.special_ids)
+    inner = StackTokenAutomaton(VariantRules(rule_set, sorted(objects)), index)
+    items = distinct_items(inner, rule_set, distinct, vocab) if distinct else None
+    return DistinctKeysAutomaton(inner, objects, vocab.token_bytes, vocab.special_ids, items)

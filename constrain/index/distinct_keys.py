@@ -12,8 +12,9 @@ refused at once (where only named keys can complete it: `infinite` in object_rul
 a key language such as additionalProperties still can), a comma where no key may follow.
 
 A state is `(stacks, pairs)`, as in distinct_calls.py: the inner automaton's stacks, and where
-some stack is inside a marked frame, the `(stack, ctx)` pairs, ctx holding per marked frame (by
-depth) the keys used and the open key's bytes. Masks: the inner row (cached per stacks; the
+some stack is inside a marked frame, the `(stack, ctx, items ctx)` triples, ctx holding per
+marked frame (by depth) the keys used and the open key's bytes, items ctx that of
+distinct_calls.py where a schema also has arrays of distinct items. Masks: the inner row (cached per stacks; the
 variants are part of the stacks), minus the tokens that close a used key or leave a key text
 with only used completions. Those are looked up by the key text they spell (key_masks.py);
 the few tokens of other shapes that the row holds are stepped, as are those that close a key
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .distinct_calls import _ids
+from .distinct_calls import _DEAD, DistinctCallsAutomaton, _ids
 from .key_masks import KeyKills
 from .key_tokens import escape_pending, first_unescaped_quote, key_tokens
 from .object_rules import ObjectRule
@@ -45,7 +46,9 @@ _MAX_MEMO = 100_000
 class DistinctKeysAutomaton:
     """TokenAutomaton (see constrain/compiled.py) over a StackTokenAutomaton of VariantRules whose
     marked rules are any-order objects: `objects` maps each marked (base) rule id to (named keys,
-    required keys, minProperties, maxProperties or None)."""
+    required keys, minProperties, maxProperties or None). `items`: a DistinctCallsAutomaton over
+    the same inner automaton, whose arrays' items must differ too (uniqueItems): its context is
+    carried beside the objects' and its masks are met."""
 
     def __init__(
         self,
@@ -53,10 +56,14 @@ class DistinctKeysAutomaton:
         objects: Mapping[int, tuple[Sequence[str], Iterable[str], int, Optional[int]]],
         token_bytes: Sequence[bytes],
         special_ids: Iterable[int],
+        items: Optional[DistinctCallsAutomaton] = None,
     ) -> None:
         if not isinstance(inner.rules, VariantRules):
             raise TypeError("DistinctKeysAutomaton needs a StackTokenAutomaton over VariantRules")
+        if items is not None and items.inner is not inner:
+            raise ValueError("the distinct items must be kept over the same automaton")
         self.inner = inner
+        self.items = items
         self.sem = inner.semantics
         self.rules: VariantRules = inner.rules
         self._specs = dict(objects)
@@ -95,23 +102,29 @@ class DistinctKeysAutomaton:
         return self._no_rows
 
     def stats(self) -> dict[str, int]:
-        out = dict(self.inner.stats())
+        out = dict(self.items.stats() if self.items is not None else self.inner.stats())
         out["distinct_key_rows_cached"] = len(self._killed_rows)
         return out
 
     def advance(self, state: tuple, data: bytes) -> Optional[tuple]:
         stacks, pairs = state
         if pairs is None:
-            if b"{" not in data:  # a marked object starts with its `{`: none can open here
+            items = self.items
+            # a marked object starts with its `{`: none can open here; a marked array, unless
+            # it is risky (see distinct_calls.py), is entered by stepping
+            if b"{" not in data and (items is None or not items._risky(data)):
                 nxt = self.inner.advance(stacks, data)
-                return None if nxt is None else (nxt, None)
-            pairs = frozenset((s, ()) for s in stacks)
+                if nxt is None:
+                    return None
+                if items is None or not any(items._marked_frames(s) for s in nxt):
+                    return (nxt, None)
+            pairs = frozenset((s, (), ()) for s in stacks)
         for b in data:
             pairs = self._step(pairs, b)
             if not pairs:
                 return None
-        stacks = frozenset(s for s, _ in pairs)
-        if not any(ctx for _, ctx in pairs):
+        stacks = frozenset(s for s, _, _ in pairs)
+        if not any(ctx or ictx for _, ctx, ictx in pairs):
             return (stacks, None)
         return (stacks, pairs)
 
@@ -134,7 +147,10 @@ class DistinctKeysAutomaton:
         if hit is not None:
             return hit
         killed, added = self._corrections(state, base.view(np.uint32))
-        if not killed and not added:
+        items = self.items
+        if items is not None and any(ictx for _, _, ictx in pairs):
+            base = items.mask_row((stacks, frozenset((s, ictx) for s, _, ictx in pairs)))
+        elif not killed and not added:
             return base
         words = base.view(np.uint32).copy()
         for t in killed:
@@ -173,9 +189,9 @@ class DistinctKeysAutomaton:
         return hit
 
     def _step(self, pairs: frozenset, b: int) -> frozenset:
-        sem = self.sem
+        sem, items = self.sem, self.items
         out = set()
-        for s, ctx in pairs:
+        for s, ctx, ictx in pairs:
             for e in sem.closure(s)[0]:
                 r = e[0]
                 rows, classes = sem.tables(r)
@@ -183,8 +199,14 @@ class DistinctKeysAutomaton:
                 if t < 0:
                     continue
                 nxt = self._next(ctx, e, (r, t, e[2], e[3]), b)
-                if nxt is not None:
-                    out.add(nxt)
+                if nxt is None:
+                    continue
+                if items is None:
+                    out.add((*nxt, ()))
+                else:
+                    ictx2 = items._next_ctx(ictx, nxt[0], b)
+                    if ictx2 is not _DEAD:
+                        out.add((*nxt, ictx2))
         return frozenset(out)
 
     def _next(self, ctx: Ctx, e: tuple, s2: tuple, b: int) -> Optional[tuple]:
@@ -251,7 +273,7 @@ class DistinctKeysAutomaton:
         pairs = state[1]
         if len(pairs) != 1:
             return True
-        ((s, ctx),) = pairs
+        ((s, ctx, _),) = pairs
         if s[0] not in self.marked or not ctx or ctx[-1][0] != s[3]:
             return True
         _, used, key = ctx[-1]
@@ -285,10 +307,10 @@ class DistinctKeysAutomaton:
         sure: set[int] = set()
         step: set[int] = set()
         if len(pairs) == 1:
-            for s, ctx in pairs:
+            for s, ctx, _ in pairs:
                 self._kills.pair(s, ctx, words, sure, step)
         else:  # (kills for one pair may be readable in another: step them all)
-            for s, ctx in pairs:
+            for s, ctx, _ in pairs:
                 self._kills.pair(s, ctx, words, step, step)
         complex_, spanning = self._unusual(state[0], words)
         step.update(complex_)

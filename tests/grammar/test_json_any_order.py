@@ -105,11 +105,6 @@ def test_refused_past_the_limit(compiler):
     relaxed = compiler.compile_json_schema(refused["maxProperties with required"], property_order="any", strict=False)
     assert relaxed.relaxations and relaxed.relaxations[0].startswith("maxProperties at #/maxProperties")
     assert relaxed.accepts(json.dumps({k: 1 for k in KEYS}, separators=(",", ":")))
-    with pytest.raises(UnsupportedSchemaError, match="uniqueItems"):
-        compiler.compile_json_schema(
-            {"type": "object", "properties": {**{k: INT for k in KEYS}, "tags": {"type": "array", "uniqueItems": True}}},
-            property_order="any",
-        )
 
 
 @pytest.mark.parametrize(
@@ -132,6 +127,18 @@ def test_allowed_past_the_limit(extra, compiler):
     _agrees(grammar, schema, [
         {}, {"p1": 1}, {"p2": 1}, {"p2": 1, "p1": 2}, {"p3": 1, "p1": 2}, {"a": "s", "p1": 1}, {"a": 1},
         {k: 1 for k in reversed(KEYS)}, '{"p2":1,"p1":2,"p2":3}',
+    ])
+
+
+def test_distinct_items_alongside(compiler):
+    """uniqueItems arrays inside and around keyed objects: both kept."""
+    tags = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    schema = {"type": "array", "uniqueItems": True, "items": _object(properties={**{k: INT for k in KEYS}, "tags": tags})}
+    grammar = compiler.compile_json_schema(schema, property_order="any")
+    assert isinstance(grammar.automaton, DistinctKeysAutomaton) and grammar.automaton.items is not None
+    _agrees(grammar, schema, [
+        [], [{"tags": ["a", "b"], "p1": 1}], [{"tags": ["a", "a"]}], [{"p1": 1, "tags": []}, {"tags": [], "p1": 1}],
+        [{"p1": 1}, {"p2": 1}], '[{"tags":[],"tags":["x"]}]', [{"tags": ["a"], "p3": 2}, {"p3": 2, "tags": ["b"]}],
     ])
 
 

@@ -4,7 +4,7 @@ Oracle: the `jsonschema` library (documents), and the automaton's own byte-exact
 masks (a token is in the mask exactly when advancing by it succeeds). Schemas are generated with
 12-40 properties (past the Graph's limit of 10), some required, additionalProperties true,
 false or a schema, sometimes patternProperties and min/maxProperties; keys share prefixes and
-some need escapes."""
+some need escapes; some values are arrays of distinct items (uniqueItems, kept alongside)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ VALUES = [
     {"enum": ["a", "b", 1]},
     {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 9}, "maxItems": 2},
     {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+    {"type": "array", "items": {"type": "string"}, "uniqueItems": True},  # (bounded strings: see distinct_calls.py limits)
 ]
 SMALL = {"type": "integer", "minimum": 0, "maximum": 9}
 
@@ -68,6 +69,8 @@ def _value_for(schema: dict, rng: random.Random):
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
+        if schema["items"].get("type") == "string":
+            return [rng.choice(["a", "b", "ab"]) for _ in range(rng.randint(0, 3))]
         return [rng.randint(0, 9) for _ in range(rng.randint(0, 3))]
     if kind == "object":
         return rng.choice([{}, {"a": 1}, {"b": 2}])
@@ -259,6 +262,14 @@ FIXED = {
             {"type": "object", "properties": {w: DIGIT for w in WORDS}, "required": ["name"], "additionalProperties": False},
             {"type": "object", "properties": {w: {"type": "boolean"} for w in WORDS[1:]}, "additionalProperties": {"type": "string"}},
         ]
+    },
+    "unique_items": {  # arrays of distinct items inside and around keyed objects
+        "type": "array", "uniqueItems": True, "maxItems": 3,
+        "items": {
+            "type": "object",
+            "properties": {**{w: DIGIT for w in WORDS}, "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+            "additionalProperties": False,
+        },
     },
     "array_of_objects": {
         "type": "array", "maxItems": 3,

@@ -18,6 +18,7 @@ Refused here (UnsupportedSchemaError), past the limit only:
     that only used keys complete, which the matcher does not look ahead for;
   - maxProperties below the number of possible keys together with required keys: near the
     maximum only the missing required keys could come next (strict=False drops maxProperties).
+uniqueItems elsewhere in the schema is kept alongside (distinct_keys.py carries both).
 """
 
 from __future__ import annotations
