@@ -1,16 +1,16 @@
 """Objects of many properties in any order: one rule of members, keys kept distinct by the matcher.
 
-With property_order="any", an object's members may come in any order. Up to `graph_limit`
-named members (`max_any_order_properties`, 10; 6 with flexible whitespace, whose runs between
-members multiply the states), the object is a Graph over the set of members used
-(containers.object_graph: 2^n states, exact in the grammar). Beyond that, it is a rule that
+With property_order="any", an object's members may come in any order. Up to
+`max_any_order_properties` (10) named members, the object is a Graph over the set of members
+used (containers.object_graph: 2^n states, exact in the grammar), unless that Graph would be
+too large (long keys, flexible whitespace). Beyond that, it is a rule that
 reads `{`, any number of members `key: value` (a named key in its canonical spelling, or a key
 of a key language: patternProperties regions, additionalProperties) separated by commas, and
 `}`; the matcher keeps per object frame which keys were used (constrain/index/distinct_keys.py):
 each key at most once, required keys present and the member count within min/maxProperties at
 `}`, no comma where no key may follow.
 
-Refused here (UnsupportedSchemaError), past the limit only:
+Refused here (UnsupportedSchemaError), past the limit only (a Graph too large otherwise):
   - objects whose keys carry conditions (dependentRequired / dependencies, if-then-else on keys,
     "some other key exists"): those need the key set in the grammar;
   - key languages with finitely many keys (a pattern such as `^[ab]$` without
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from ...automata import ir
+from ...automata.nfa import nfa_states
 from ...errors import UnsupportedSchemaError
 from ...index.object_rules import reaches_cycle
 from . import containers
@@ -36,13 +37,30 @@ if TYPE_CHECKING:  # pragma: no cover
     from .translate import Translator
 
 
-FLEXIBLE_GRAPH_LIMIT = 6  # (8 members already make a 48,000-state DFA, 9 pass 100,000)
+GRAPH_NFA_BUDGET = 50_000  # a graph of key subsets past this many NFA states: keyed instead
+# (its DFA has about as many states, built at compile time: 10 members with 12-character
+# keys made 66,560; a few JSONSchemaBench objects of 9-10 members passed the 100,000 limit)
 
 
-def graph_limit(tr: "Translator") -> int:
-    """The most named members an any-order object keeps as a Graph."""
-    limit = tr.opts.max_any_order_properties
-    return limit if tr.opts.whitespace == "compact" else min(limit, FLEXIBLE_GRAPH_LIMIT)
+def keyed(tr: "Translator", pointer: str, members: Sequence[containers.Member], conditions: bool) -> bool:
+    """Is this any-order object a keyed rule rather than a Graph of key subsets? Past
+    `max_any_order_properties` named members it must be (`conditions`, key conditions the
+    Graph alone can hold, are then refused); below, where the Graph would be too large and
+    there are no conditions."""
+    if len(members) > tr.opts.max_any_order_properties:
+        if conditions:
+            raise UnsupportedSchemaError(
+                "properties", pointer, f"{past(tr)} does not support conditions on which keys are present "
+                "(dependencies, if/then/else or not on keys)",
+            )
+        return True
+    if conditions or len(members) < 2:
+        return False
+    return nfa_states(containers.object_graph([], members, [], tr.ws)) > GRAPH_NFA_BUDGET
+
+
+def past(tr: "Translator") -> str:
+    return f"property_order='any' with more than {tr.opts.max_any_order_properties} properties"
 
 
 @dataclass(frozen=True)
@@ -77,14 +95,14 @@ def any_order_object(
             if not _open(key):
                 raise UnsupportedSchemaError(
                     "properties", pointer,
-                    f"property_order='any' beyond {graph_limit(tr)} properties needs key patterns "
+                    f"{past(tr)} needs key patterns "
                     "with unboundedly many keys (this one has finitely many)",
                 )
     required = frozenset(m.key for m in members if m.required)
     if required and hi is not None and (languages or hi < len(members)):
         tr.unsupported(
             "maxProperties", f"{pointer}/maxProperties",
-            f"property_order='any' beyond {graph_limit(tr)} properties supports maxProperties "
+            f"{past(tr)} supports maxProperties "
             "with required keys only when it allows every named key",
         )
         hi = None  # (strict=False: relaxed, recorded)

@@ -8,7 +8,7 @@ from ...automata import DFA, compile_ir, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
-from .any_order import any_order_object, graph_limit
+from .any_order import any_order_object, keyed as keyed_object
 from .key_patterns import KeyPatterns, quoted_spellings
 from .key_conditions import KeyConditions, MemberConditions
 from .key_formula import key_formula, keys_named
@@ -83,13 +83,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     # order they may come anywhere (a few of them; beyond that, after the listed ones).
     ordered, floating = members, []
     named_by_formula: list[containers.Member] = []
-    keyed = tr.opts.property_order == "any" and len(members) > graph_limit(tr)
-    if keyed and (witnesses or dependencies or raw is not None):
-        raise UnsupportedSchemaError(
-            "properties", pointer,
-            f"property_order='any' beyond {graph_limit(tr)} properties does not support "
-            "conditions on which keys are present (dependencies, if/then/else or not on keys)",
-        )
+    keyed = tr.opts.property_order == "any" and keyed_object(tr, pointer, members, bool(witnesses or dependencies or raw))
     if tr.opts.property_order == "any":
         ordered, floating = [], members
     else:
