@@ -14,9 +14,9 @@ a key language such as additionalProperties still can), a comma where no key may
 A state is `(stacks, pairs)`, as in distinct_calls.py: the inner automaton's stacks, and where
 some stack is inside a marked frame, the `(stack, ctx, items ctx)` triples, ctx holding per
 marked frame (by depth) the keys used and the open key's bytes, items ctx that of
-distinct_calls.py where a schema also has arrays of distinct items. Masks: the inner row (cached per stacks; the
-variants are part of the stacks), minus the tokens that close a used key or leave a key text
-with only used completions. Those are looked up by the key text they spell (key_masks.py);
+distinct_calls.py where the schema also has arrays of distinct items. Masks: the inner row
+(cached per stacks; the variants are part of the stacks), minus the tokens that close a used
+key or leave a key text with only used completions. Those are looked up by the key text they spell (key_masks.py);
 the few tokens of other shapes that the row holds are stepped, as are those that close a key
 and reach the object's `,` or `}` in one token (the variant changes inside them).
 """

@@ -35,7 +35,9 @@ class KeyKills:
     """The lookups above over one automaton's stack semantics `sem`, for its `marked` rules
     (`object_of(r)`: a marked rule's ObjectRule)."""
 
-    def __init__(self, sem: Any, marked: frozenset, object_of: Callable[[int], ObjectRule], keys: KeyTokens, token_bytes: Any) -> None:
+    def __init__(
+        self, sem: Any, marked: frozenset, object_of: Callable[[int], ObjectRule], keys: KeyTokens, token_bytes: Any
+    ) -> None:
         self.sem = sem
         self.marked = marked
         self._object = object_of
@@ -74,7 +76,9 @@ class KeyKills:
                 out = sure if self._only_reader(s, e) else step
                 self._before_key(e, obj, used, facts, words, out, step)
 
-    def _inside_key(self, e: tuple, obj: ObjectRule, used: frozenset, facts: tuple, key: bytes, words: np.ndarray, out: set, step: set) -> None:
+    def _inside_key(
+        self, e: tuple, obj: ObjectRule, used: frozenset, facts: tuple, key: bytes, words: np.ndarray, out: set, step: set
+    ) -> None:
         """Frame `e` reads the key text after `key`: tokens that close it as a used key, or end
         it where only used keys could complete it."""
         every, named, others, dead = facts
@@ -105,7 +109,9 @@ class KeyKills:
                 if self._dead(obj, used, spelled[:j], dead) and obj.prefix_closed(spelled[:j]):
                     out.update(ids)
 
-    def _before_key(self, e: tuple, obj: ObjectRule, used: frozenset, facts: tuple, words: np.ndarray, out: set, step: set) -> None:
+    def _before_key(
+        self, e: tuple, obj: ObjectRule, used: frozenset, facts: tuple, words: np.ndarray, out: set, step: set
+    ) -> None:
         """Frame `e` may open a key next: tokens that open and close a used key, or open one
         and stop where only used keys could complete it."""
         if facts[2]:

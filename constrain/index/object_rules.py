@@ -30,7 +30,9 @@ WS = b" \t\n\r"
 class ObjectRule:
     """An any-order object rule's DFA facts (see the module docstring) and its key bounds."""
 
-    def __init__(self, dfa: DFA, calls: tuple, named: Iterable[str], required: Iterable[str], lo: int, hi: "int | None") -> None:
+    def __init__(
+        self, dfa: DFA, calls: tuple, named: Iterable[str], required: Iterable[str], lo: int, hi: "int | None"
+    ) -> None:
         self.infinite = reaches_cycle(dfa).tolist()
         self.after_value = after_value_states(dfa, calls)
         spelled = {canonical(k): k for k in named}
