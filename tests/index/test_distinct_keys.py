@@ -363,3 +363,38 @@ def test_masks_agree_with_advance_at_key_positions(compiler, llama3, quote_ids):
                 continue
             if b'"' in data or t % 7 == 0:
                 assert (t in row) == (grammar.automaton.advance(state, data) is not None), (prefix, data)
+
+
+def test_tokens_spanning_a_key_and_the_objects_end():
+    """A vocabulary with tokens that close a key, hold a value and reach the object's `,` or
+    `}` (`":1}`): the key they close switches the rule variant inside them, so the mask adds
+    or removes them against the inner row. Every token agrees with advance at every prefix."""
+    from constrain import Vocabulary
+
+    extra = [b'":1}', b'":1,', b'":1,"', b'1":1}', b'":1}]', b'"k1', b'k1":1}', b'":1},{"', b'","', b'":', b',"k']
+    table = sorted({bytes([b]) for b in range(256)} | set(extra)) + [b"<eos>"]
+    vocab = Vocabulary(table, {len(table) - 1}, {len(table) - 1}, name="spanning")
+    keys = [f"k{i}" for i in range(12)]
+    schemas = [
+        {"type": "object", "properties": {k: DIGIT for k in keys}, "required": ["k1", "k2"], "additionalProperties": False},
+        {"type": "object", "properties": {k: DIGIT for k in keys}, "minProperties": 3, "maxProperties": 4},
+        {"type": "array", "items": {"type": "object", "properties": {k: DIGIT for k in keys}, "required": ["k1"]}},
+    ]
+    texts = [
+        '{"k2":1,"k1":1}',
+        '{"k3":1,"k4":1,"k1":1,"k5":1}',
+        '[{"k2":1,"k1":1},{"k1":1}]',
+    ]
+    compiler = Compiler(vocab)
+    for schema, text in zip(schemas, texts):
+        grammar = compiler.compile_json_schema(schema, property_order="any")
+        automaton = grammar.automaton
+        assert {vocab.token_bytes[t] for t in automaton.keys.spanning} >= {b'":1}', b'":1,', b'k1":1}'}
+        data = text.encode()
+        for cut in range(len(data)):
+            state = automaton.advance(automaton.initial_state(), data[:cut])
+            assert state is not None, data[:cut]
+            row = _bits(automaton.mask_row(state))
+            for t, token in enumerate(vocab.token_bytes[:-1]):
+                assert (t in row) == (automaton.advance(state, token) is not None), (data[:cut], token)
+        assert grammar.accepts(text)
