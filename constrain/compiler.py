@@ -99,14 +99,19 @@ class Compiler:
             rules, start = translator.translate()
             try:
                 rule_set = compile_rules(rules, start, self.limits)
+                if translator.keyed:
+                    rule_set = _without_unsatisfiable_objects(rules, start, rule_set, translator.keyed, self.limits)
             except GrammarError as exc:
                 if "accepts no document" in str(exc):
                     raise UnsatisfiableSchemaError(_unsatisfiable_message(exc, translator.pointer_of)) from None
                 raise
             rule_set.build_near_start(NEAR_START_NFA_STATES)
-            automaton: Any = StackTokenAutomaton(rule_set, self.index)
-            if translator.distinct:
-                automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)
+            if translator.keyed:
+                automaton: Any = distinct_keys(rule_set, translator.keyed, translator.distinct, self.index, self.vocab)
+            else:
+                automaton = StackTokenAutomaton(rule_set, self.index)
+                if translator.distinct:
+                    automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)
             return CompiledGrammar(
                 "json_schema", source, options.key(), self.vocab, automaton,
                 tuple(translator.relaxations), tuple(translator.annotations),
@@ -193,3 +198,38 @@ def distinct_items(automaton: Any, rule_set: Any, names: list[str], vocab: Vocab
 
     ids = [rule_set.names.index(name) for name in names]
     return DistinctCallsAutomaton(automaton, ids, text_key, string_prefix, vocab.token_bytes, vocab.special_ids)
+
+
+def _without_unsatisfiable_objects(rules: Mapping[str, Any], start: str, rule_set: Any, keyed: Mapping[str, Any], limits: Limits) -> Any:
+    """The rules again, with the any-order objects that no object satisfies (a required key, or
+    minProperties many keys, whose values admit nothing) made empty: the matcher keeps their
+    keys, so the grammar alone cannot tell. Repeated while that empties more of them."""
+    from .automata import ir
+    from .automata.rules import compile_rules
+
+    while True:
+        ids = {name: k for k, name in enumerate(rule_set.names)}
+        dead = [
+            name for name, spec in keyed.items()
+            if rules[name] is not ir.NOTHING
+            and not spec.satisfiable({rule_set.names[c] for c in rule_set.callees[ids[name]]})
+        ]
+        if not dead:
+            return rule_set
+        rules = {**rules, **{name: ir.NOTHING for name in dead}}
+        rule_set = compile_rules(rules, start, limits)
+
+
+def distinct_keys(rule_set: Any, keyed: Mapping[str, Any], distinct: list[str], index: VocabIndex, vocab: Vocabulary) -> Any:
+    """The JSON Schema automaton with the keys of any-order objects (the rules `keyed`, see
+    grammar/json_schema/any_order.py) kept distinct by the matcher, and the items of the
+    arrays `distinct` too (uniqueItems, as distinct_items)."""
+    from .index.distinct_keys import DistinctKeysAutomaton
+    from .index.rule_variants import VariantRules
+    from .index.stack_index import StackTokenAutomaton
+
+    ids = {name: k for k, name in enumerate(rule_set.names)}
+    objects = {ids[name]: (spec.named, spec.required, spec.lo, spec.hi) for name, spec in keyed.items()}
+    inner = StackTokenAutomaton(VariantRules(rule_set, sorted(objects)), index)
+    items = distinct_items(inner, rule_set, distinct, vocab) if distinct else None
+    return DistinctKeysAutomaton(inner, objects, vocab.token_bytes, vocab.special_ids, items)

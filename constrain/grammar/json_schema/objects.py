@@ -8,6 +8,7 @@ from ...automata import DFA, compile_ir, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
 from . import containers, lexical
+from .any_order import any_order_object, keyed as keyed_object
 from .key_patterns import KeyPatterns, quoted_spellings
 from .key_conditions import KeyConditions, MemberConditions
 from .key_formula import key_formula, keys_named
@@ -82,12 +83,8 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     # order they may come anywhere (a few of them; beyond that, after the listed ones).
     ordered, floating = members, []
     named_by_formula: list[containers.Member] = []
+    keyed = tr.opts.property_order == "any" and keyed_object(tr, pointer, members, bool(witnesses or dependencies or raw))
     if tr.opts.property_order == "any":
-        if len(members) > tr.opts.max_any_order_properties:
-            raise UnsupportedSchemaError(
-                "properties", pointer,
-                f"property_order='any' supports up to {tr.opts.max_any_order_properties} properties",
-            )
         ordered, floating = [], members
     else:
         unlisted = [m for m in members if m.key not in props and m.key not in tracked and m.key not in formula_keys]
@@ -101,6 +98,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     floating_ok = _dependencies_ok(dependencies, [m.key for m in floating])
 
     extras: list[tuple[ir.Node, int]] = []
+    languages: list[tuple[ir.Node, ir.RuleRef]] = []  # (keyed objects: key language, value)
     if allowed_keys is not None:
         for region, matched in keys.regions(named):
             region = _restrict(region, allowed_keys)
@@ -109,13 +107,22 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
                 subs = [patterns[p] for p in matched]
                 value = tr.rule(ptr, subs[0]) if len(subs) == 1 else tr.rule(ptr, {"allOf": subs})
                 for piece, bits in _split_by_witnesses(region, witnesses):
-                    extras.append((tr.helper_rule("pattern", containers.member(piece, value, tr.ws)), bits))
+                    if keyed:
+                        languages.append((piece, value))
+                    else:
+                        extras.append((tr.helper_rule("pattern", containers.member(piece, value, tr.ws)), bits))
         if addl is not False:
             value = tr.any_value() if addl is True else tr.rule(f"{pointer}/additionalProperties", addl)
             region = _restrict(keys.rest(named), allowed_keys)
             if region is not None:
                 for piece, bits in _split_by_witnesses(region, witnesses):
-                    extras.append((tr.helper_rule("other", containers.member(piece, value, tr.ws)), bits))
+                    if keyed:
+                        languages.append((piece, value))
+                    else:
+                        extras.append((tr.helper_rule("other", containers.member(piece, value, tr.ws)), bits))
+    if keyed:
+        every_other_key = (addl is True or addl == {}) and allowed_keys is _any_key()
+        return any_order_object(tr, pointer, members, languages, lo, hi, every_other_key)
     counts = containers.Counts(lo, hi)
     if counts.n > tr.opts.max_property_count + 1:
         raise UnsupportedSchemaError(

@@ -11,7 +11,8 @@ class JsonSchemaOptions:
     property_order: str = "schema"  # "schema" or "any"
     additional_properties: str = "schema"  # "schema" (as JSON Schema says) or "forbid"
     strict: bool = True  # raise UnsupportedSchemaError rather than relax a keyword
-    max_any_order_properties: int = 10  # property_order="any" tracks subsets: 2^n states
+    max_any_order_properties: int = 10  # property_order="any": a Graph of subsets (2^n states)
+    # up to this many properties (if not too large), the matcher keeps the keys beyond (any_order.py)
     max_property_count: int = 100  # min/maxProperties are counted up to this
     max_item_states: int = 4096  # arrays with contains / uniqueItems: counter states
 

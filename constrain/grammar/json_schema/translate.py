@@ -44,6 +44,7 @@ class Translator:
         self.relaxations: list[str] = []
         self.annotations: list[str] = []
         self.distinct: list[str] = []  # rules whose calls (array items) must differ: uniqueItems
+        self.keyed: dict[str, Any] = {}  # any-order object rules -> any_order.KeyedObject
         self._any: Optional[ir.RuleRef] = None
         self._depth = 0
         self.exact_one_of_depth = 0  # inside the expansion of an exact oneOf (dnf.py)
@@ -123,6 +124,12 @@ class Translator:
         """`array` (whose only calls are its items) as a rule whose items must be distinct."""
         ref = self.helper_rule("unique", array)
         self.distinct.append(ref.name)
+        return ref
+
+    def keyed_object(self, node: ir.Node, spec: Any) -> ir.RuleRef:
+        """`node`, an object whose keys the matcher keeps distinct (any_order.py), as a rule."""
+        ref = self.helper_rule("keys", node)
+        self.keyed[ref.name] = spec
         return ref
 
     def any_value(self) -> ir.RuleRef:
