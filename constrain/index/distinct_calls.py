@@ -21,19 +21,18 @@ text so far begins some earlier item, tokens with a `"`). Everything else keeps 
 
 from __future__ import annotations
 
-import json
-import re
 from bisect import bisect_left
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
 
 import numpy as np
 
+from .item_settling import ESCAPE_OR_CONTROL, QUOTE, ReadingStates, after_item_bytes, open_string, settled_text, settling_bytes
+from .marked_frames import DEAD, MarkedFrames, token_ids
 from .stack_index import StackTokenAutomaton
 from .token_sets import token_set
 
 Ctx = tuple  # ((depth, keys: frozenset, item: bytes | None), ...) bottom to top
-_DEAD = object()
 _MAX_KILLED_ROWS = 512
 _MAX_MEMO = 100_000
 _MAX_KEY_SETS = 256
@@ -61,59 +60,18 @@ class DistinctCallsAutomaton:
         self.string_prefix = string_prefix
         self._token_bytes = token_bytes
         self._special = frozenset(special_ids)
-        self._has_out_rows: dict[int, list[bool]] = {}
-        self.after_item = self._after_item_bytes()
-        self.finals = self._settling_bytes()
+        self._reads = ReadingStates(inner.rules)
+        self.after_item = after_item_bytes(inner.rules, self.marked)
+        self.finals = settling_bytes(inner.rules, self.marked, self._reads)
         self.all_settling = frozenset(self.after_item | self.finals)
         self._token_sets: dict[tuple, np.ndarray] = {}
         self._killed_rows: OrderedDict[Any, np.ndarray] = OrderedDict()
         self._outside: dict[frozenset, np.ndarray] = {}  # rows of states outside marked arrays
         self._no_rows: dict[Any, np.ndarray] = {}  # (no state is cached here: see row_cache)
-        self._frames_memo: dict[Any, tuple] = {}
+        self._marked_frames = MarkedFrames(self.marked)
         self._deepest_memo: dict[Any, int] = {}
         self._strings_memo: dict[frozenset, list[str]] = {}
         self._settle_memo: dict[frozenset, dict[int, bool]] = {}
-
-    # -- what can settle a value -----------------------------------------------------------------
-    def _has_out(self, r: int) -> list[bool]:
-        """Per state of rule r: can it read a byte (rules are built on first use: ask late)."""
-        hit = self._has_out_rows.get(r)
-        if hit is None:
-            d = self.inner.rules.dfas[r]
-            hit = self._has_out_rows[r] = (d.table[:, : int(d.byte_classes.max()) + 1] >= 0).any(axis=1).tolist()
-        return hit
-
-    def _after_item_bytes(self) -> frozenset:
-        """Bytes a marked rule reads right after an item returns (`,` `]` whitespace)."""
-        rules = self.inner.rules
-        out = np.zeros(256, dtype=np.bool_)
-        for u in self.marked:
-            dfa = rules.dfas[u]
-            returns = [t for q in range(dfa.n_states) for _, t in rules.calls[u][q]]
-            if returns:
-                out |= (dfa.table[np.array(returns)][:, dfa.byte_classes] >= 0).any(axis=0)
-        return frozenset(np.flatnonzero(out).tolist())
-
-    def _settling_bytes(self) -> frozenset:
-        """Bytes that enter a state with nothing left to read, in rules an item ends in (the
-        items and, transitively, rules they call last): a value is settled right after one."""
-        rules = self.inner.rules
-        tails = {k for u in self.marked for q in range(rules.dfas[u].n_states) for k, _ in rules.calls[u][q]}
-        todo = list(tails)
-        while todo:
-            r = todo.pop()
-            dfa = rules.dfas[r]
-            for q in range(dfa.n_states):
-                for k, t in rules.calls[r][q]:
-                    if not self._has_out(r)[t] and not rules.calls[r][t] and k not in tails:
-                        tails.add(k)
-                        todo.append(k)
-        out = np.zeros(256, dtype=np.bool_)
-        for r in tails:
-            dfa = rules.dfas[r]
-            closed = np.array([not self._has_out(r)[t] and not rules.calls[r][t] for t in range(dfa.n_states)] + [False])
-            out |= closed[dfa.table[:, dfa.byte_classes]].any(axis=0)  # (-1: the appended False)
-        return frozenset(np.flatnonzero(out).tolist())
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> tuple:
@@ -179,10 +137,10 @@ class DistinctCallsAutomaton:
         base = self.inner.mask_row(stacks)
         words = base.view(np.uint32)
         cands, closing = self._candidates(pairs)
-        ids = _ids(words & cands.view(np.uint32))
+        ids = token_ids(words & cands.view(np.uint32))
         if closing:  # tokens with a `"` that might close an open string item as a duplicate
-            quotes = self._tokens("any", _QUOTE).view(np.uint32)
-            ids += self._closing_dups(_ids(words & quotes & ~cands.view(np.uint32)), closing)
+            quotes = self._tokens("any", QUOTE).view(np.uint32)
+            ids += self._closing_dups(token_ids(words & quotes & ~cands.view(np.uint32)), closing)
         killed = self._killed(state, ids)
         if not killed:
             return base
@@ -269,27 +227,6 @@ class DistinctCallsAutomaton:
             pairs = frozenset((s, ()) for s in stacks)
         return (stacks, pairs)
 
-    def _marked_frames(self, stack: Any) -> tuple[tuple[int, bool], ...]:
-        """(depth, is the top) of each marked frame in `stack`, bottom to top (memoized: the
-        same stacks recur at every character of an item)."""
-        hit = self._frames_memo.get(stack)
-        if hit is not None:
-            return hit
-        out = []
-        f = stack
-        top = True
-        marked = self.marked
-        while f is not None:
-            if f[0] in marked:
-                out.append((f[3], top))
-            f = f[2]
-            top = False
-        out.reverse()
-        if len(self._frames_memo) > _MAX_MEMO:
-            self._frames_memo.clear()
-        hit = self._frames_memo[stack] = tuple(out)
-        return hit
-
     def _step(self, pairs: frozenset, b: int) -> frozenset:
         sem = self.sem
         out = set()
@@ -302,7 +239,7 @@ class DistinctCallsAutomaton:
                     continue
                 s2 = (r, t, e[2], e[3])
                 ctx2 = self._next_ctx(ctx, s2, b)
-                if ctx2 is not _DEAD:
+                if ctx2 is not DEAD:
                     out.add((s2, ctx2))
         return frozenset(out)
 
@@ -319,7 +256,7 @@ class DistinctCallsAutomaton:
                 if item is not None:  # the item's frame popped before this byte: settled
                     k = self.key_of(item)
                     if k in keys:
-                        return _DEAD
+                        return DEAD
                     keys = keys | {k}
                     item = None
             else:
@@ -330,14 +267,14 @@ class DistinctCallsAutomaton:
             deepest = self._deepest_reader(s2)
             for d, keys, item in new:
                 if item is not None and keys and deepest <= d and self.key_of(item) in keys:
-                    return _DEAD  # nothing inside the item can read on: settled, a duplicate
+                    return DEAD  # nothing inside the item can read on: settled, a duplicate
         return tuple(new)
 
     def _deepest_reader(self, stack: tuple) -> int:
         """The greatest depth of a frame that can read a byte next (calls and returns taken)."""
         hit = self._deepest_memo.get(stack)
         if hit is None:
-            hit = max((e[3] for e in self.sem.closure(stack)[0] if self._has_out(e[0])[e[1]]), default=-1)
+            hit = max((e[3] for e in self.sem.closure(stack)[0] if self._reads(e[0])[e[1]]), default=-1)
             if len(self._deepest_memo) > _MAX_MEMO:
                 self._deepest_memo.clear()
             self._deepest_memo[stack] = hit
@@ -356,14 +293,14 @@ class DistinctCallsAutomaton:
         for _, ctx in pairs:
             # Inside a string, bytes before the first `"` are text: they settle nothing.
             innermost = next((item for _, _, item in reversed(ctx) if item is not None), None)
-            in_string = innermost is not None and _open_string(innermost)
+            in_string = innermost is not None and open_string(innermost)
             part = self._tokens("two_after_quote" if in_string else "two", every)
             for _, keys, item in ctx:
                 if item is None:
                     if keys:
                         part = part | self._tokens("late", every)
                 elif keys and self._possible(keys, item):
-                    text = _settled_text(item)
+                    text = settled_text(item)
                     if text is None:
                         part = part | self._tokens("any", self._settling_for(item))
                     else:
@@ -382,7 +319,7 @@ class DistinctCallsAutomaton:
         for t in ids:
             data = token_bytes[t]
             head = data[: data.find(b'"')]
-            if _ESCAPE_OR_CONTROL.search(head) is not None:
+            if ESCAPE_OR_CONTROL.search(head) is not None:
                 out.append(t)
                 continue
             try:
@@ -449,40 +386,3 @@ class DistinctCallsAutomaton:
             return False
         after = [j for j in range(i + 1, len(data)) if data[j] in self.after_item]
         return bool(after) and any(c in self.all_settling for c in data[after[0] + 1 :])
-
-
-def _ids(words: np.ndarray) -> list[int]:
-    """The token ids whose bits are set in `words`, ascending (unpacking only the nonzero
-    words: a whole 128k-bit row costs more than the rest of most rows)."""
-    nz = np.flatnonzero(words)
-    if not nz.size:
-        return []
-    w, b = np.nonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(-1, 32))
-    return (nz[w] * 32 + b).tolist()
-
-
-_QUOTE = frozenset(b'"')
-_ESCAPE_OR_CONTROL = re.compile(rb"[\x00-\x1f\\]")
-
-
-def _settled_text(item: bytes) -> Optional[str]:
-    """The text of an open string item whose next unescaped `"` would close it exactly there
-    (None if `item` is not an open string, or ends inside an escape or a UTF-8 character)."""
-    if item[:1] != b'"':
-        return None
-    try:
-        value = json.loads(item + b'"')
-    except ValueError:
-        return None
-    return value if isinstance(value, str) else None
-
-
-def _open_string(item: bytes) -> bool:
-    """Is `item` a JSON string not closed yet?"""
-    if item[:1] != b'"':
-        return False
-    try:
-        json.loads(item)
-    except ValueError:
-        return True
-    return False

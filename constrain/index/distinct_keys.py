@@ -29,8 +29,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .distinct_calls import _DEAD, DistinctCallsAutomaton, _ids
+from .distinct_calls import DistinctCallsAutomaton
 from .key_masks import KeyKills
+from .marked_frames import DEAD, MarkedFrames, token_ids
 from .key_tokens import escape_pending, first_unescaped_quote, key_tokens
 from .object_rules import ObjectRule
 from .rule_variants import VariantRules
@@ -73,7 +74,7 @@ class DistinctKeysAutomaton:
         self._objects: dict[int, ObjectRule] = {}
         self._killed_rows: OrderedDict[Any, np.ndarray] = OrderedDict()
         self._no_rows: dict[Any, np.ndarray] = {}  # (no state is cached here: see row_cache)
-        self._frames_memo: dict[Any, tuple] = {}
+        self._marked_frames = MarkedFrames(self.marked)
         self._unusual_memo: dict[frozenset, tuple] = {}
         self._kills = KeyKills(self.sem, self.marked, self._object, self.keys, token_bytes)
 
@@ -168,26 +169,6 @@ class DistinctKeysAutomaton:
         return row
 
     # -- stepping ------------------------------------------------------------------------------
-    def _marked_frames(self, stack: Any) -> tuple[tuple[int, bool], ...]:
-        """(depth, is the top) of each marked frame in `stack`, bottom to top (memoized)."""
-        hit = self._frames_memo.get(stack)
-        if hit is not None:
-            return hit
-        out = []
-        f = stack
-        top = True
-        marked = self.marked
-        while f is not None:
-            if f[0] in marked:
-                out.append((f[3], top))
-            f = f[2]
-            top = False
-        out.reverse()
-        if len(self._frames_memo) > _MAX_MEMO:
-            self._frames_memo.clear()
-        hit = self._frames_memo[stack] = tuple(out)
-        return hit
-
     def _step(self, pairs: frozenset, b: int) -> frozenset:
         sem, items = self.sem, self.items
         out = set()
@@ -205,7 +186,7 @@ class DistinctKeysAutomaton:
                     out.add((*nxt, ()))
                 else:
                     ictx2 = items._next_ctx(ictx, nxt[0], b)
-                    if ictx2 is not _DEAD:
+                    if ictx2 is not DEAD:
                         out.add((*nxt, ictx2))
         return frozenset(out)
 
@@ -260,7 +241,7 @@ class DistinctKeysAutomaton:
             complex_ = self.keys.complex_closing
             if any(self._object(f[0]).closed_prefixes for f in self._frames_of(stacks)):
                 complex_ = complex_ | self.keys.complex  # (a key that opens there may end at a used prefix)
-            hit = (touching(stacks, _ids(words & complex_)), touching(stacks, self.keys.spanning))
+            hit = (touching(stacks, token_ids(words & complex_)), touching(stacks, self.keys.spanning))
             if len(self._unusual_memo) > _MAX_MEMO:
                 self._unusual_memo.clear()
             self._unusual_memo[stacks] = hit

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .distinct_calls import _ids
+from .marked_frames import token_ids
 from .key_tokens import KeyTokens, escape_pending
 from .object_rules import ObjectRule, canonical
 
@@ -83,13 +83,13 @@ class KeyKills:
         it where only used keys could complete it."""
         every, named, others, dead = facts
         if others:
-            step.update(_ids(words & self.keys.escaped))  # they may spell a used key otherwise
+            step.update(token_ids(words & self.keys.escaped))  # they may spell a used key otherwise
         if not key:
             out.update(self._fresh(obj, used, facts)[0])
             return
         after = self.keys.after
         if escape_pending(key):
-            step.update(_ids(words & self.keys.quotes))  # (rare: a token completes the escape)
+            step.update(token_ids(words & self.keys.quotes))  # (rare: a token completes the escape)
         else:
             for spelled in _with_prefix(every, key):
                 out.update(after.get(spelled[len(key):], ()))
@@ -97,7 +97,7 @@ class KeyKills:
                 try:
                     text = json.loads(b'"' + key + b'"')
                 except ValueError:  # (ends inside a character)
-                    step.update(_ids(words & self.keys.quotes))
+                    step.update(token_ids(words & self.keys.quotes))
                 else:
                     for k in _with_prefix(others, text):
                         out.update(after.get(self._canonical(k[len(text) :]), ()))
@@ -115,7 +115,7 @@ class KeyKills:
         """Frame `e` may open a key next: tokens that open and close a used key, or open one
         and stop where only used keys could complete it."""
         if facts[2]:
-            step.update(_ids(words & self.keys.escaped))
+            step.update(token_ids(words & self.keys.escaped))
         out.update(self._fresh(obj, used, facts)[1])
 
     def note(self, obj: ObjectRule, used: frozenset, key: str) -> None:
