@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .literals import json_equal
+from .references import follow_pointer
 
 # Keywords of some draft that constrain values: a schema holding one we do not judge here goes
 # to jsonschema. Other keys (title, description, vendor extensions) are ignored, as there.
@@ -104,22 +105,10 @@ def local_refs(root: Any) -> Optional[Resolve]:
         return None
 
     def resolve(ref: str) -> Any:
-        if ref == "#":
-            return root
-        if not ref.startswith("#/"):
-            return None
-        node: Any = root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if "%" in part:
-                return None  # (percent-encoded pointers: left to jsonschema)
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        if not (ref == "#" or ref.startswith("#/")) or "%" in ref:
+            return None  # (anchors, other documents, percent-encoded pointers: jsonschema)
+        found = follow_pointer("#", root, ref[1:])
+        return None if found is None else found[1]
 
     return resolve
 

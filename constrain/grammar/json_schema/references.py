@@ -125,17 +125,17 @@ class References:
             if anchored is None:
                 raise SchemaError(f"$ref {ref!r}: no anchor {frag!r} in this schema", pointer)
             return anchored
-        found = _follow(*resource, frag)
+        found = follow_pointer(*resource, frag)
         if found is None and resource[1] is not self.root:
             # Schemas in the wild give sub-schemas ids like "nullable-path" and still mean
             # "#/definitions/..." of the whole file (validators resolve it so): fall back.
-            found = _follow("#", self.root, frag)
+            found = follow_pointer("#", self.root, frag)
         if found is None:
             raise SchemaError(f"$ref {ref!r} points nowhere", pointer)
         return found
 
 
-def _follow(path: str, node: Any, frag: str) -> Optional[Target]:
+def follow_pointer(path: str, node: Any, frag: str) -> Optional[Target]:
     """The JSON pointer `frag` from `node` (at `path`), or None if it leads nowhere."""
     for part in frag.split("/")[1:] if frag else []:
         part = part.replace("~1", "/").replace("~0", "~")
