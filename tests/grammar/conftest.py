@@ -51,7 +51,8 @@ def _sibling(name: str) -> Any:
 
 
 _h = _sibling("schema_harness")
-Harness, Ratchet, STATS = _h.Harness, _h.Ratchet, _h.STATS
+Harness, STATS = _h.Harness, _h.STATS
+Ratchet = _sibling("ratchet").Ratchet
 SHARED_DATA, RATCHET_PATH, SAMPLE_PATH = _h.SHARED_DATA, _h.RATCHET_PATH, _h.SAMPLE_PATH
 bench_subsets, suite_files = _h.bench_subsets, _h.suite_files
 SAMPLE_ENV = "CONSTRAIN_BENCH_SAMPLE"

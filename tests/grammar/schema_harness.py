@@ -8,7 +8,6 @@ outcome categories and the ratchet's rules.
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 import traceback
@@ -21,15 +20,10 @@ import pytest
 
 from constrain.grammar.json_schema.validation import valid_ignoring_unenforced_formats
 
-UPDATE_ENV = "CONSTRAIN_UPDATE_RATCHET"
 HERE = Path(__file__).resolve().parent
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 RATCHET_PATH = HERE / "json_schema_ratchet.json"
 SAMPLE_PATH = HERE / "data" / "json_schema_sample.json"
-UPDATE_HINT = (
-    f"if the change is intended, record it: {UPDATE_ENV}=1 .venv/bin/pytest -q tests/grammar "
-    "(then review and commit tests/grammar/json_schema_ratchet.json)"
-)
 
 SUITE_DRAFTS = ("draft2020-12", "draft7")
 # jsonschemabench-tests/<subset>/ (schema in jsonschemabench/<subset>/) and maskbench/<subset>/.
@@ -164,56 +158,10 @@ def area_of(case_id: str) -> str:
     return parts[0]
 
 
-class Ratchet:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.update = os.environ.get(UPDATE_ENV, "") not in ("", "0")
-        if path.exists():
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        else:
-            doc = {}
-        self.about = doc.get("_about", "")
-        self.cases: dict[str, str] = doc.get("cases", {})
-        self.known: dict[str, str] = doc.get("known_invalid_accepted", {})
-
-    def write(self, stats: Stats) -> list[str]:
-        """Merge the session's outcomes in; drop entries of files that ran but no longer have
-        that case; drop known failures that ran and are fixed. Returns notes to print."""
-        notes = []
-        cases = {
-            k: v for k, v in self.cases.items() if k.split("#")[0] not in stats.file_keys or k in stats.outcomes
-        }
-        dropped = len(self.cases) - len(cases)
-        cases.update(stats.outcomes)
-        known = {}
-        for k, reason in self.known.items():
-            if k in stats.outcomes and stats.outcomes[k] != "invalid_accepted":
-                notes.append(f"known_invalid_accepted {k} is fixed ({stats.outcomes[k]}): removed")
-                continue
-            known[k] = reason
-        doc = {
-            "_about": (
-                "Ratchet of the JSON Schema tests (tests/grammar/conftest.py): per case id "
-                "(<draft>/<file>#<group>/<test>, sample/..., bench/<subset>/<file>#<test>) the outcome "
-                "category; a case may not get worse (ok > valid_rejected/unsupported/error:*/"
-                "format_not_enforced > invalid_accepted/crash:*). Rewritten by CONSTRAIN_UPDATE_RATCHET=1; "
-                "known_invalid_accepted (case id -> reason) is edited by hand only."
-            ),
-            "known_invalid_accepted": dict(sorted(known.items())),
-            "cases": dict(sorted(cases.items())),
-        }
-        self.path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        notes.append(
-            f"ratchet written: {self.path} ({len(cases)} cases, {len(stats.outcomes)} from this session, "
-            f"{dropped} stale removed)"
-        )
-        return notes
-
-
 class Harness:
     """Compile + judge + ratchet, shared by the test files through the `schema_harness` fixture."""
 
-    def __init__(self, compiler: Any, ratchet: Ratchet) -> None:
+    def __init__(self, compiler: Any, ratchet: Any) -> None:
         from constrain.errors import ConstrainError, UnsatisfiableSchemaError, UnsupportedSchemaError
 
         self.compiler = compiler
@@ -327,7 +275,7 @@ class Harness:
             f"{label}: ok {ok}/{len(outcomes)}; "
             + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != "ok")
             + (f"; {new} new" if new else "")
-            + (f"; {len(improved)} improved (record with {UPDATE_ENV}=1)" if improved else "")
+            + (f"; {len(improved)} improved (record with {self.ratchet.env}=1)" if improved else "")
         )
         print(line)
         problems = []
@@ -353,7 +301,7 @@ class Harness:
                 problems.append(f"  {o.case_id}: {before} -> {o.category}  {snippet(o.detail, 160)}")
             if len(regressions) > 50:
                 problems.append(f"  ... and {len(regressions) - 50} more")
-            problems.append(UPDATE_HINT)
+            problems.append(self.ratchet.hint)
         if problems:
             pytest.fail(line + "\n" + "\n".join(problems), pytrace=False)
         return line
