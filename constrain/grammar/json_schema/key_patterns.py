@@ -8,6 +8,9 @@ rule, plus the rest that matches no pattern (where additionalProperties applies)
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import Optional
+
 from ...automata import DFA, ir
 from ...automata.algebra import difference, intersect
 from ...errors import EmptyLanguageError, UnsupportedSchemaError
@@ -33,32 +36,56 @@ class KeyPatterns:
         """(keys, the patterns they match) for the other keys that match at least one pattern."""
         if not self.encoded:
             return []
-        parts: list[tuple[DFA, tuple[int, ...]]] = [(containers.other_keys(named).dfa, ())]
-        for i, dfa in enumerate(self.encoded):
-            refined = []
-            for region, matched in parts:
-                for piece, now in ((_try(intersect, region, dfa), matched + (i,)), (_try(difference, region, dfa), matched)):
-                    if piece is not None:
-                        refined.append((piece, now))
-            if len(refined) > MAX_REGIONS:
-                raise UnsupportedSchemaError(
-                    "patternProperties", self.pointer, f"patterns overlap in more than {MAX_REGIONS} ways"
-                )
-            parts = refined
-        return [(ir.Embedded(d), [self.patterns[i] for i in m]) for d, m in parts if m]
+        parts = _regions(tuple(self.patterns), _key_set(named))
+        if parts is None:
+            raise UnsupportedSchemaError(
+                "patternProperties", self.pointer, f"patterns overlap in more than {MAX_REGIONS} ways"
+            )
+        return [(node, [self.patterns[i] for i in m]) for node, m in parts]
 
     def rest(self, named: list[str]) -> ir.Node:
         """The other keys that match no pattern."""
-        node = containers.other_keys(named)
         if not self.encoded:
-            return node  # (its DFA may wait: see containers.other_keys)
-        dfa = node.dfa
-        for encoded in self.encoded:
-            try:
-                dfa = difference(dfa, encoded)
-            except EmptyLanguageError:
-                return ir.NOTHING
-        return ir.Embedded(dfa)
+            return containers.other_keys(named)  # (its DFA may wait: see containers.other_keys)
+        return _rest(tuple(self.patterns), _key_set(named))
+
+
+# Regions and rests are remembered per (patterns, named keys): an object schema is translated
+# again for every merge it takes part in (allOf members, anyOf branches), and each region costs
+# automaton products. The patterns' DFAs are pattern_dfa's (remembered too); KeyPatterns built
+# them first, so the errors with pointers were raised there.
+
+
+def _key_set(named: list[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(named)))  # (other_keys depends on the set only)
+
+
+@lru_cache(maxsize=256)
+def _regions(patterns: tuple[str, ...], named: tuple[str, ...]) -> Optional[tuple[tuple[ir.Node, tuple[int, ...]], ...]]:
+    """KeyPatterns.regions as (keys, indices of the patterns they match); None: over MAX_REGIONS."""
+    parts: list[tuple[DFA, tuple[int, ...]]] = [(containers.other_keys(named).dfa, ())]
+    for i, p in enumerate(patterns):
+        dfa = pattern_dfa(p, "#", quoted_spellings)
+        refined = []
+        for region, matched in parts:
+            for piece, now in ((_try(intersect, region, dfa), matched + (i,)), (_try(difference, region, dfa), matched)):
+                if piece is not None:
+                    refined.append((piece, now))
+        if len(refined) > MAX_REGIONS:
+            return None
+        parts = refined
+    return tuple((ir.Embedded(d), m) for d, m in parts if m)
+
+
+@lru_cache(maxsize=256)
+def _rest(patterns: tuple[str, ...], named: tuple[str, ...]) -> ir.Node:
+    dfa = containers.other_keys(named).dfa
+    for p in patterns:
+        try:
+            dfa = difference(dfa, pattern_dfa(p, "#", quoted_spellings))
+        except EmptyLanguageError:
+            return ir.NOTHING
+    return ir.Embedded(dfa)
 
 
 def quoted_spellings(node: ir.Node) -> ir.Node:
