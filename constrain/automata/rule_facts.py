@@ -214,40 +214,51 @@ def nullable_rules(rules: Mapping[str, ir.Node], callers: Mapping[str, set[str]]
 def first_calls(node: ir.Node, live: Live, nullable: set[str]) -> set[str]:
     """The rules `node` may call before reading a byte, in some complete derivation (calls of
     rules that `live` rejects derive nothing)."""
-    derives = _Derives(live)
-    empty = _Nullable(nullable)
-    out: set[str] = set()
-    if not derives(node):
+    return FirstCalls(live, nullable)(node)
+
+
+class FirstCalls:
+    """first_calls for many rules of one grammar: what it learns about shared sub-trees (which
+    derive something, which derive the empty string) serves every rule."""
+
+    def __init__(self, live: Live, nullable: set[str]) -> None:
+        self.derives = _Derives(live)
+        self.empty = _Nullable(nullable)
+
+    def __call__(self, node: ir.Node) -> set[str]:
+        derives, empty = self.derives, self.empty
+        out: set[str] = set()
+        if not derives(node):
+            return out
+        todo = [node]
+        seen: set[int] = set()
+        while todo:  # every node on the stack derives something and lies on a derivation
+            n = todo.pop()
+            if id(n) in seen or not callees(n):
+                continue
+            seen.add(id(n))
+            if isinstance(n, ir.RuleRef):
+                out.add(n.name)
+            elif isinstance(n, ir.Concat):
+                if all(derives(m) for m in n.items):
+                    for m in n.items:
+                        todo.append(m)
+                        if not empty(m):
+                            break
+            elif isinstance(n, ir.Alt):
+                todo.extend(m for m in n.items if derives(m))
+            elif isinstance(n, ir.Repeat):
+                if (node_max := n.max) is None or node_max >= 1:
+                    if derives(n.item):
+                        todo.append(n.item)
+            elif isinstance(n, ir.Graph):
+                live_states = _live_states(n, derives)
+                if n.start in live_states:
+                    usable = [(a, b, m) for a, b, m in n.edges if b in live_states and derives(m)]
+                    sub = ir.Graph(n.n_states, n.start, n.finals, tuple(usable))
+                    reached = _reach(sub, n.start, empty)
+                    todo.extend(m for a, _, m in usable if a in reached)
         return out
-    todo = [node]
-    seen: set[int] = set()
-    while todo:  # every node on the stack derives something and lies on a derivation
-        n = todo.pop()
-        if id(n) in seen or not callees(n):
-            continue
-        seen.add(id(n))
-        if isinstance(n, ir.RuleRef):
-            out.add(n.name)
-        elif isinstance(n, ir.Concat):
-            if all(derives(m) for m in n.items):
-                for m in n.items:
-                    todo.append(m)
-                    if not empty(m):
-                        break
-        elif isinstance(n, ir.Alt):
-            todo.extend(m for m in n.items if derives(m))
-        elif isinstance(n, ir.Repeat):
-            if (node_max := n.max) is None or node_max >= 1:
-                if derives(n.item):
-                    todo.append(n.item)
-        elif isinstance(n, ir.Graph):
-            live_states = _live_states(n, derives)
-            if n.start in live_states:
-                usable = [(a, b, m) for a, b, m in n.edges if b in live_states and derives(m)]
-                sub = ir.Graph(n.n_states, n.start, n.finals, tuple(usable))
-                reached = _reach(sub, n.start, empty)
-                todo.extend(m for a, _, m in usable if a in reached)
-    return out
 
 
 def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
@@ -259,8 +270,10 @@ def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
         hit = memo.get(id(n))
         if hit is not None:
             return hit
-        if isinstance(n, ir.RuleRef):
-            out: ir.Node = ir.NOTHING if n.name in dead else n
+        if dead.isdisjoint(callees(n)):
+            out: ir.Node = n  # (most sub-trees: nothing to replace below)
+        elif isinstance(n, ir.RuleRef):
+            out = ir.NOTHING
         elif isinstance(n, ir.Concat):
             out = _same_or(n, ir.Concat, tuple(go(m) for m in n.items))
         elif isinstance(n, ir.Alt):

@@ -24,7 +24,7 @@ from . import ir
 from .dfa import DFA, determinize
 from .glue import glued_dfa
 from .nfa import build_nfa, nfa_states
-from .rule_facts import callees as _callees, first_calls, nullable_rules, productive_rules, without_calls
+from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
@@ -217,10 +217,8 @@ def _check_no_left_recursion(names: tuple[str, ...], nodes: tuple[ir.Node, ...],
     """No rule may reach a call of itself before reading a byte. A rule that derives nothing is
     checked over its own structure (its callees taken as able to derive)."""
     ids = {name: k for k, name in enumerate(names)}
-    first = [
-        {ids[c] for c in first_calls(node, productive.__contains__ if name in productive else _anything, nullable)}
-        for name, node in zip(names, nodes)
-    ]
+    in_live, in_dead = FirstCalls(productive.__contains__, nullable), FirstCalls(_anything, nullable)
+    first = [{ids[c] for c in (in_live if name in productive else in_dead)(node)} for name, node in zip(names, nodes)]
     for r in range(len(names)):
         seen: set[int] = set()
         todo = list(first[r])
