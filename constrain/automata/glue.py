@@ -41,9 +41,17 @@ def glued_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[
     embedded DFA, or a concatenation with one whose parts join deterministically (see above);
     None where this does not apply or a limit might be met (the general construction then
     decides)."""
+    raw = glued_raw(node, calls, limits)
+    return None if raw is None else minimize(*raw, len(calls))
+
+
+def glued_raw(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[_Raw]:
+    """glued_dfa before minimizing (None where it does not apply). Cheap next to the
+    minimization, and once it exists no limit can stop glued_dfa: compile_rules asks it of
+    large rules, whose DFAs it would otherwise build at once to meet their limits early."""
     n_calls = len(calls)
     if isinstance(node, ir.Embedded):
-        return minimize(*_raw(node.dfa, n_calls), n_calls)
+        return _raw(node.dfa, n_calls)
     if not isinstance(node, ir.Concat):
         return None
     at = next((i for i, item in enumerate(node.items) if isinstance(item, ir.Embedded)), None)
@@ -67,7 +75,7 @@ def glued_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[
             return None
     if joined.table.shape[0] > limits.max_dfa_states * 2:
         return None  # (minimizing decides the size; this only bounds the work before it)
-    return minimize(*joined, n_calls)  # type: ignore[misc]
+    return joined  # type: ignore[return-value]
 
 
 def _part(node: ir.Node, calls: dict[str, int], n_calls: int, room: int, limits: Limits) -> Optional[_Raw]:

@@ -22,7 +22,7 @@ from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
 from .dfa import DFA, determinize
-from .glue import glued_dfa
+from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 
@@ -86,15 +86,19 @@ class RuleSet:
     def build_near_start(self, budget: int) -> None:
         """Build the rules nearest the start rule (breadth first over calls) while their NFAs
         add up to at most `budget` states. Small grammars are then built whole at compile time
-        (masks never wait for a DFA); large ones pay for their first rules only."""
+        (masks never wait for a DFA); large ones pay for their first rules only. A rule over
+        EAGER_NFA_STATES waits for its first use all the same (compile_rules built those that
+        a limit could stop): one such DFA costs as much as a whole small grammar."""
         seen = {self.start}
         todo = [self.start]
         spent = 0
         for r in todo:
-            spent += nfa_states(self.nodes[r])
-            if spent > budget:
-                return
-            self.rule(r)
+            size = nfa_states(self.nodes[r])
+            if size <= EAGER_NFA_STATES:
+                spent += size
+                if spent > budget:
+                    return
+                self.rule(r)
             for k in self.callees[r]:
                 if k not in seen:
                     seen.add(k)
@@ -127,6 +131,7 @@ NEAR_START_NFA_STATES = 50_000
 
 # Rules with larger NFAs have their DFAs built by compile_rules: those are the ones that can
 # exceed max_dfa_states or take long, and a limit should stop the compile, not a later mask.
+# (Not those that no limit can stop: see _sure_to_build.)
 EAGER_NFA_STATES = 10_000
 
 
@@ -157,6 +162,16 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
         return empty, callees
 
 
+def _sure_to_build(node: ir.Node, limits: Limits) -> bool:
+    """Can no limit stop the DFA of this rule? So where its parts join without a subset
+    construction (glue.py): that takes a fraction of the build, which waits for the rule's
+    first use like any other."""
+    if isinstance(node, ir.Embedded) and not isinstance(node, ir.Deferred):
+        return True  # (glued as it is, whatever its size: see glued_dfa)
+    calls = {name: k for k, name in enumerate(_callees(node))}
+    return glued_raw(node, calls, limits) is not None
+
+
 def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
@@ -177,7 +192,7 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         size = nfa_states(rules[name])
         if size > limits.max_nfa_states:
             raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler")
-        if size > EAGER_NFA_STATES:
+        if size > EAGER_NFA_STATES and not _sure_to_build(rules[name], limits):
             _build_dfa(name, rules[name], limits)  # (cached: the RuleSet finds it again)
     productive = productive_rules(rules, callers)
     if start not in productive:
