@@ -114,8 +114,33 @@ class _Derives(_Fact):
         if isinstance(node, ir.Embedded):
             return _embedded_nonempty(node)
         if isinstance(node, ir.Graph):
-            return node.start in _live_states(node, self)
+            return _reaches_final(node, self)
         raise TypeError(f"not an IR node: {node!r}")
+
+
+def _reaches_final(g: ir.Graph, derives: Callable[[ir.Node], bool]) -> bool:
+    """Is a final state of `g` reachable from its start over edges that derive something?
+    Searched forward, asking `derives` only of the edges on the way (an object's members are
+    mostly optional: its start is final, or a path of required members gets there)."""
+    finals = set(g.finals)
+    if g.start in finals:
+        return True
+    out = g.__dict__.get("_out")
+    if out is None:
+        out = {}
+        for u, v, m in g.edges:
+            out.setdefault(u, []).append((v, m))
+        g.__dict__["_out"] = out
+    seen = {g.start}
+    todo = [g.start]
+    while todo:
+        for v, m in out.get(todo.pop(), ()):
+            if v not in seen and derives(m):
+                if v in finals:
+                    return True
+                seen.add(v)
+                todo.append(v)
+    return False
 
 
 def _live_states(g: ir.Graph, derives: Callable[[ir.Node], bool]) -> set[int]:
@@ -224,11 +249,12 @@ class FirstCalls:
     def __init__(self, live: Live, nullable: set[str]) -> None:
         self.derives = _Derives(live)
         self.empty = _Nullable(nullable)
+        self._may: dict[int, bool] = {}
 
     def __call__(self, node: ir.Node) -> set[str]:
         derives, empty = self.derives, self.empty
         out: set[str] = set()
-        if not derives(node):
+        if not self._may_call_first(node) or not derives(node):
             return out
         todo = [node]
         seen: set[int] = set()
@@ -259,6 +285,37 @@ class FirstCalls:
                     reached = _reach(sub, n.start, empty)
                     todo.extend(m for a, _, m in usable if a in reached)
         return out
+
+    def _may_call_first(self, n: ir.Node) -> bool:
+        """Could `n` call a rule before reading a byte, whatever derives? (A cheap bound on
+        __call__: most rules start with a byte, as objects do with `{`, and then need no
+        derivability worked out over all of their members.)"""
+        if not callees(n):
+            return False
+        hit = self._may.get(id(n))
+        if hit is not None:
+            return hit
+        if isinstance(n, ir.RuleRef):
+            found = True
+        elif isinstance(n, ir.Concat):
+            found = False
+            for m in n.items:
+                if self._may_call_first(m):
+                    found = True
+                    break
+                if not self.empty(m):
+                    break
+        elif isinstance(n, ir.Alt):
+            found = any(self._may_call_first(m) for m in n.items)
+        elif isinstance(n, ir.Repeat):
+            found = (n.max is None or n.max >= 1) and self._may_call_first(n.item)
+        elif isinstance(n, ir.Graph):
+            reached = _reach(n, n.start, self.empty)
+            found = any(self._may_call_first(m) for a, _, m in n.edges if a in reached)
+        else:
+            found = False
+        self._may[id(n)] = found
+        return found
 
 
 def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:

@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
-from .dfa import DFA, determinize
+from .dfa import DFA, check_subsets, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
@@ -129,9 +129,9 @@ class _View(Sequence):
 # but doubled the per-token mask p99); the first rules of very large ones.
 NEAR_START_NFA_STATES = 50_000
 
-# Rules with larger NFAs have their DFAs built by compile_rules: those are the ones that can
-# exceed max_dfa_states or take long, and a limit should stop the compile, not a later mask.
-# (Not those that no limit can stop: see _sure_to_build.)
+# Rules with larger NFAs meet their limits in compile_rules (_meet_limits): those are the ones
+# that can exceed max_dfa_states or take long, and a limit should stop the compile, not a
+# later mask. Their DFAs wait for their first use, like those of the others not near the start.
 EAGER_NFA_STATES = 10_000
 
 
@@ -162,14 +162,16 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
         return empty, callees
 
 
-def _sure_to_build(node: ir.Node, limits: Limits) -> bool:
-    """Can no limit stop the DFA of this rule? So where its parts join without a subset
-    construction (glue.py): that takes a fraction of the build, which waits for the rule's
-    first use like any other."""
-    if isinstance(node, ir.Embedded) and not isinstance(node, ir.Deferred):
-        return True  # (glued as it is, whatever its size: see glued_dfa)
-    calls = {name: k for k, name in enumerate(_callees(node))}
-    return glued_raw(node, calls, limits) is not None
+def _meet_limits(name: str, node: ir.Node, limits: Limits) -> None:
+    """Raise now what building this rule's DFA would raise for a limit, without building all
+    of it: parts that glue (glue.py) meet no limit; otherwise the subset construction runs,
+    which the limits bound, and the minimization waits for the rule's first use."""
+    calls = {callee: k for k, callee in enumerate(_callees(node))}
+    try:
+        if glued_raw(node, calls, limits) is None:
+            check_subsets(build_nfa(node, limits.max_nfa_states, calls), limits, n_calls=len(calls))
+    except GrammarError as exc:
+        raise GrammarError(f"rule {name!r}: {exc}") from None
 
 
 def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
@@ -192,8 +194,8 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         size = nfa_states(rules[name])
         if size > limits.max_nfa_states:
             raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler")
-        if size > EAGER_NFA_STATES and not _sure_to_build(rules[name], limits):
-            _build_dfa(name, rules[name], limits)  # (cached: the RuleSet finds it again)
+        if size > EAGER_NFA_STATES:
+            _meet_limits(name, rules[name], limits)
     productive = productive_rules(rules, callers)
     if start not in productive:
         exc = GrammarError("the grammar accepts no document at all (its start rule derives nothing)")
