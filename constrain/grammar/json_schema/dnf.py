@@ -44,11 +44,16 @@ def alternatives(schema: Any, pointer: str, tr: "Translator", depth: int = 0) ->
         raise SchemaError(f"a schema must be an object or boolean, not {type(schema).__name__}", pointer)
     if depth > tr.alternatives_depth:
         tr.alternatives_depth = depth
-    if not tr.is_original(schema):
-        return _alternatives(schema, pointer, tr, depth)
     # A definition that many schemas $ref (or allOf) expands once: every use of it would
-    # otherwise expand it, and the uses of the schemas that use it, again.
-    key = (id(schema), bool(tr.exact_one_of_depth), tr.per_branch_formulas)
+    # otherwise expand it, and the uses of the schemas that use it, again. So does the
+    # complement of a document schema (an exact oneOf of n branches takes each n - 1 times).
+    if tr.is_original(schema):
+        ident: Any = id(schema)
+    elif len(schema) == 1 and "not" in schema and tr.is_original(schema["not"]):
+        ident = ("not", id(schema["not"]))
+    else:
+        return _alternatives(schema, pointer, tr, depth)
+    key = (ident, bool(tr.exact_one_of_depth), tr.per_branch_formulas)
     hit = tr.alternatives_memo.get(key)
     if hit is not None and depth + hit[1] <= MAX_DEPTH:
         tr.alternatives_depth = max(tr.alternatives_depth, depth + hit[1])
