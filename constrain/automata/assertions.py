@@ -34,7 +34,7 @@ from .charset import complement
 from .dfa import DFA, determinize, minimize
 from .nfa import NFA, build_nfa
 from .regex_escapes import WORD, Anchor
-from .regex_parser import Look, anchored, is_assertion, lower, parse_tree, with_pattern
+from .regex_parser import Look, anchored, lower, parse_tree, with_pattern
 
 MARKERS = (0xC0, 0xC1, *range(0xF5, 0x100))  # bytes that never occur in UTF-8 text
 

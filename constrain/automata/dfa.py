@@ -118,6 +118,19 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_ca
     """Subset construction over byte classes (numba, see subset.py), then trimming and
     minimization. Subsets hold only the NFA states that matter (those with byte edges, and the
     final state), so epsilon-only states neither cost time nor split DFA states."""
+    from . import subset
+
+    rows, set_ptr, set_data, cnt, classes = _subsets(nfa, limits, deadline, n_calls)
+    merged, table, accepting, start_live = subset.finish(rows, set_ptr, set_data, cnt, nfa.final, classes)
+    return _minimal_dfa(merged, table, accepting, start_live, n_calls)
+
+
+def check_subsets(nfa: NFA, limits: Limits, n_calls: int = 0) -> None:
+    """Raise what determinize would raise for a limit (states, time), without minimizing."""
+    _subsets(nfa, limits, None, n_calls)
+
+
+def _subsets(nfa: NFA, limits: Limits, deadline: Optional[float], n_calls: int) -> tuple:
     from . import subset  # numba loads on the first compile, not on import
 
     deadline = deadline if deadline is not None else time.perf_counter() + limits.max_compile_seconds
@@ -138,9 +151,7 @@ def determinize(nfa: NFA, limits: Limits, deadline: Optional[float] = None, n_ca
                 "compile time (s)", limits.max_compile_seconds, "Limits(max_compile_seconds=...)"
             )
         if status == subset.DONE:
-            break
-    merged, table, accepting, start_live = subset.finish(rows, set_ptr, set_data, cnt, nfa.final, classes)
-    return _minimal_dfa(merged, table, accepting, start_live, n_calls)
+            return rows, set_ptr, set_data, cnt, classes
 
 
 def minimize(classes: np.ndarray, table: np.ndarray, accepting: np.ndarray, n_calls: int = 0) -> DFA:

@@ -42,9 +42,31 @@ def glued_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[
     embedded DFA, or a concatenation with one whose parts join deterministically (see above);
     None where this does not apply or a limit might be met (the general construction then
     decides)."""
-    n_calls = len(calls)
     if isinstance(node, ir.Embedded):
-        return minimize(*_raw(node.dfa, n_calls), n_calls)
+        # As it is: embedded DFAs are trimmed and deterministic (and minimal, but for the
+        # other-keys tries of spelled_keys.py, which leave shared key suffixes unmerged).
+        return node.dfa  # type: ignore[return-value]
+    glued = _glue(node, calls, limits)
+    if glued is None:
+        return None
+    joined, minimal = glued
+    return _renumbered(joined, len(calls)) if minimal else minimize(*joined, len(calls))
+
+
+def glued_raw(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[_Raw]:
+    """glued_dfa's arrays before minimizing (None where it does not apply). Cheap next to the
+    minimization, and once they exist no limit can stop glued_dfa: compile_rules asks it of
+    large rules, whose DFAs it would otherwise build at once to meet their limits early."""
+    if isinstance(node, ir.Embedded):
+        return _raw(node.dfa, len(calls))  # type: ignore[arg-type]
+    glued = _glue(node, calls, limits)
+    return None if glued is None else glued[0]
+
+
+def _glue(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[tuple[_Raw, bool]]:
+    """The joined arrays of a concatenation around an embedded DFA, and whether they are
+    minimal already (see _joins_minimal)."""
+    n_calls = len(calls)
     if not isinstance(node, ir.Concat):
         return None
     at = next((i for i, item in enumerate(node.items) if isinstance(item, ir.Embedded)), None)
@@ -68,9 +90,7 @@ def glued_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[
             return None
     if joined.table.shape[0] > limits.max_dfa_states * 2:
         return None  # (minimizing decides the size; this only bounds the work before it)
-    if not before and _joins_minimal(head, parts[-1] if after else None):
-        return _renumbered(joined, n_calls)
-    return minimize(*joined, n_calls)  # type: ignore[misc]
+    return joined, not before and _joins_minimal(head, parts[-1] if after else None)  # type: ignore[return-value]
 
 
 def _joins_minimal(head: DFA, tail: Optional[_Raw]) -> bool:

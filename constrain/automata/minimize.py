@@ -274,6 +274,84 @@ def merge_columns(table):
 
 
 @numba.njit(cache=True, nogil=True)
+def _acyclic_blocks(table, accepting, m):
+    """Block id per state of the coarsest equivalence when the trimmed `table` (with `m`
+    transitions) has no cycle, and True; else (anything, False). Without cycles, states are
+    settled after all of their successors (leaves first), and two states are equivalent
+    exactly when they agree on acceptance and on their successors' blocks: one pass with a
+    hash of those rows, O(states x columns), where partition refinement pays a log factor
+    (finite languages: enums, strings with a maximum length and their products)."""
+    n, k = table.shape
+    blocks = np.full(n, -1, dtype=np.int64)
+    # Predecessors (one entry per transition) and the successors left to settle.
+    in_ptr = np.zeros(n + 1, dtype=np.int64)
+    left = np.zeros(n, dtype=np.int64)
+    for q in range(n):
+        for j in range(k):
+            t = table[q, j]
+            if t >= 0:
+                in_ptr[t + 1] += 1
+                left[q] += 1
+    for q in range(n):
+        in_ptr[q + 1] += in_ptr[q]
+    fill = in_ptr[:-1].copy()
+    preds = np.empty(m, dtype=np.int64)
+    for q in range(n):
+        for j in range(k):
+            t = table[q, j]
+            if t >= 0:
+                preds[fill[t]] = q
+                fill[t] += 1
+    order = np.empty(n, dtype=np.int64)
+    top = 0
+    for q in range(n):
+        if left[q] == 0:
+            order[top] = q
+            top += 1
+    size = 1
+    while size < 2 * n:
+        size *= 2
+    slots = np.full(size, -1, dtype=np.int64)  # a state holding each block's row
+    mask = size - 1
+    n_blocks = 0
+    i = 0
+    while i < top:
+        q = order[i]
+        i += 1
+        h = np.int64(1 if accepting[q] else 2)
+        for j in range(k):
+            t = table[q, j]
+            h = h * 1000003 + (blocks[t] if t >= 0 else -1)
+        x = (h ^ (h >> 29)) & mask
+        while True:
+            r = slots[x]
+            if r < 0:
+                slots[x] = q
+                blocks[q] = n_blocks
+                n_blocks += 1
+                break
+            same = accepting[r] == accepting[q]
+            if same:
+                for j in range(k):
+                    a = table[q, j]
+                    b = table[r, j]
+                    if (blocks[a] if a >= 0 else -1) != (blocks[b] if b >= 0 else -1):
+                        same = False
+                        break
+            if same:
+                blocks[q] = blocks[r]
+                break
+            x = (x + 1) & mask
+        for e in range(in_ptr[q], in_ptr[q + 1]):
+            p = preds[e]
+            left[p] -= 1
+            if left[p] == 0:
+                order[top] = p
+                top += 1
+    return blocks, top == n
+
+
+@numba.njit(cache=True, nogil=True)
 def minimal(classes, table, accepting):
     """trim, merge_columns, equivalence_blocks, quotient and merge_columns again in one call
     (each numba call boxes its arrays: for the many small rule DFAs that cost more than the
@@ -293,20 +371,22 @@ def minimal(classes, table, accepting):
             narrow[q, j] = t
             if t >= 0:
                 m += 1
-    # The transitions in row-major order, as np.nonzero(table >= 0) lists them.
-    tails = np.empty(m, dtype=np.int64)
-    labels = np.empty(m, dtype=np.int64)
-    heads = np.empty(m, dtype=np.int64)
-    i = 0
-    for q in range(n):
-        for j in range(k):
-            t = narrow[q, j]
-            if t >= 0:
-                tails[i] = q
-                labels[i] = j
-                heads[i] = t
-                i += 1
-    blocks = _refine(n, tails, labels, heads, accepting, k)
+    blocks, acyclic = _acyclic_blocks(narrow, accepting, m)
+    if not acyclic:
+        # The transitions in row-major order, as np.nonzero(table >= 0) lists them.
+        tails = np.empty(m, dtype=np.int64)
+        labels = np.empty(m, dtype=np.int64)
+        heads = np.empty(m, dtype=np.int64)
+        i = 0
+        for q in range(n):
+            for j in range(k):
+                t = narrow[q, j]
+                if t >= 0:
+                    tails[i] = q
+                    labels[i] = j
+                    heads[i] = t
+                    i += 1
+        blocks = _refine(n, tails, labels, heads, accepting, k)
     new_table, new_acc = quotient(narrow, blocks, accepting)
     col_of2, keep2 = merge_columns(new_table)
     merged = np.empty(classes.shape[0], dtype=np.int32)

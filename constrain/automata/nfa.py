@@ -77,13 +77,7 @@ class _Builder:
         if isinstance(node, (ir.Concat, ir.Chars)):
             chain = _chain(node)
             if chain is not False:  # a fixed sequence of byte ranges (keys, literals): one loop
-                first = self.new(len(chain))
-                edges = self.nfa.edges
-                cur = s
-                for k, (lo, hi) in enumerate(chain):
-                    edges.extend((cur, lo, hi, first + k))
-                    cur = first + k
-                return cur
+                return self._chain(chain, s)
         if isinstance(node, ir.Chars):
             e = self.new()
             for seq in _sequences(node.ranges):
@@ -95,8 +89,8 @@ class _Builder:
             return e
         if isinstance(node, ir.Concat):
             cur = s
-            for item in node.items:
-                cur = self.frag(item, cur)
+            for part in _plan(node):
+                cur = self._chain(part, cur) if type(part) is tuple else self.frag(part, cur)
             return cur
         if isinstance(node, ir.Alt):
             e = self.new()
@@ -135,6 +129,16 @@ class _Builder:
             return self._graph(node, s)
         raise TypeError(f"not an IR node: {node!r}")
 
+    def _chain(self, chain: tuple, s: int) -> int:
+        """A fixed sequence of byte ranges from `s`; returns its last state."""
+        first = self.new(len(chain))
+        edges = self.nfa.edges
+        cur = s
+        for k, (lo, hi) in enumerate(chain):
+            edges.extend((cur, lo, hi, first + k))
+            cur = first + k
+        return cur
+
     def _graph(self, g: ir.Graph, s: int) -> int:
         """Graph states become fresh NFA states; each edge's node is built from its source
         state and joined to its target by an epsilon edge."""
@@ -168,6 +172,30 @@ def _chain(node: ir.Node):
     """The byte ranges of a node that matches one sequence of them (a Concat of characters
     with a single UTF-8 form each: JSON keys, literals), or False."""
     return ir.fact(node, "_chain", _find_chain)
+
+
+def _plan(node: ir.Concat) -> tuple:
+    """A Concat's items with each run of fixed sequences joined into one (a tuple of byte
+    ranges): object members are a comma, a key and a colon, then a call. The states and edges
+    are those the items make one by one, in the same order."""
+    return ir.fact(node, "_plan", _find_plan)
+
+
+def _find_plan(node: ir.Concat) -> tuple:
+    parts: list = []
+    run: list = []
+    for item in node.items:
+        chain = _chain(item) if isinstance(item, (ir.Chars, ir.Concat)) else False
+        if chain is False:
+            if run:
+                parts.append(tuple(run))
+                run = []
+            parts.append(item)
+        else:
+            run.extend(chain)
+    if run:
+        parts.append(tuple(run))
+    return tuple(parts)
 
 
 def _find_chain(n: ir.Node):

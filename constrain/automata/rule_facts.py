@@ -115,8 +115,33 @@ class _Derives(_Fact):
         if isinstance(node, ir.Embedded):
             return _embedded_nonempty(node)
         if isinstance(node, ir.Graph):
-            return node.start in _live_states(node, self)
+            return _reaches_final(node, self)
         raise TypeError(f"not an IR node: {node!r}")
+
+
+def _reaches_final(g: ir.Graph, derives: Callable[[ir.Node], bool]) -> bool:
+    """Is a final state of `g` reachable from its start over edges that derive something?
+    Searched forward, asking `derives` only of the edges on the way (an object's members are
+    mostly optional: its start is final, or a path of required members gets there)."""
+    finals = set(g.finals)
+    if g.start in finals:
+        return True
+    out = g.__dict__.get("_out")
+    if out is None:
+        out = {}
+        for u, v, m in g.edges:
+            out.setdefault(u, []).append((v, m))
+        g.__dict__["_out"] = out
+    seen = {g.start}
+    todo = [g.start]
+    while todo:
+        for v, m in out.get(todo.pop(), ()):
+            if v not in seen and derives(m):
+                if v in finals:
+                    return True
+                seen.add(v)
+                todo.append(v)
+    return False
 
 
 def _live_states(g: ir.Graph, derives: Callable[[ir.Node], bool]) -> set[int]:
@@ -215,50 +240,83 @@ def nullable_rules(rules: Mapping[str, ir.Node], callers: Mapping[str, set[str]]
 def first_calls(node: ir.Node, live: Live, nullable: set[str]) -> set[str]:
     """The rules `node` may call before reading a byte, in some complete derivation (calls of
     rules that `live` rejects derive nothing)."""
-    out: set[str] = set()
-    if _opens_with_a_byte(node):
-        return out  # (most rules: objects, arrays, strings)
-    derives = _Derives(live)
-    empty = _Nullable(nullable)
-    if not derives(node):
+    return FirstCalls(live, nullable)(node)
+
+
+class FirstCalls:
+    """first_calls for many rules of one grammar: what it learns about shared sub-trees (which
+    derive something, which derive the empty string) serves every rule."""
+
+    def __init__(self, live: Live, nullable: set[str]) -> None:
+        self.derives = _Derives(live)
+        self.empty = _Nullable(nullable)
+        self._may: dict[int, bool] = {}
+
+    def __call__(self, node: ir.Node) -> set[str]:
+        derives, empty = self.derives, self.empty
+        out: set[str] = set()
+        if not self._may_call_first(node) or not derives(node):
+            return out
+        todo = [node]
+        seen: set[int] = set()
+        while todo:  # every node on the stack derives something and lies on a derivation
+            n = todo.pop()
+            if id(n) in seen or not callees(n):
+                continue
+            seen.add(id(n))
+            if isinstance(n, ir.RuleRef):
+                out.add(n.name)
+            elif isinstance(n, ir.Concat):
+                if all(derives(m) for m in n.items):
+                    for m in n.items:
+                        todo.append(m)
+                        if not empty(m):
+                            break
+            elif isinstance(n, ir.Alt):
+                todo.extend(m for m in n.items if derives(m))
+            elif isinstance(n, ir.Repeat):
+                if (node_max := n.max) is None or node_max >= 1:
+                    if derives(n.item):
+                        todo.append(n.item)
+            elif isinstance(n, ir.Graph):
+                live_states = _live_states(n, derives)
+                if n.start in live_states:
+                    usable = [(a, b, m) for a, b, m in n.edges if b in live_states and derives(m)]
+                    sub = ir.Graph(n.n_states, n.start, n.finals, tuple(usable))
+                    reached = _reach(sub, n.start, empty)
+                    todo.extend(m for a, _, m in usable if a in reached)
         return out
-    todo = [node]
-    seen: set[int] = set()
-    while todo:  # every node on the stack derives something and lies on a derivation
-        n = todo.pop()
-        if id(n) in seen or not callees(n):
-            continue
-        seen.add(id(n))
+
+    def _may_call_first(self, n: ir.Node) -> bool:
+        """Could `n` call a rule before reading a byte, whatever derives? (A cheap bound on
+        __call__: most rules start with a byte, as objects do with `{`, and then need no
+        derivability worked out over all of their members.)"""
+        if not callees(n):
+            return False
+        hit = self._may.get(id(n))
+        if hit is not None:
+            return hit
         if isinstance(n, ir.RuleRef):
-            out.add(n.name)
+            found = True
         elif isinstance(n, ir.Concat):
-            if all(derives(m) for m in n.items):
-                for m in n.items:
-                    todo.append(m)
-                    if not empty(m):
-                        break
+            found = False
+            for m in n.items:
+                if self._may_call_first(m):
+                    found = True
+                    break
+                if not self.empty(m):
+                    break
         elif isinstance(n, ir.Alt):
-            todo.extend(m for m in n.items if derives(m))
+            found = any(self._may_call_first(m) for m in n.items)
         elif isinstance(n, ir.Repeat):
-            if (node_max := n.max) is None or node_max >= 1:
-                if derives(n.item):
-                    todo.append(n.item)
+            found = (n.max is None or n.max >= 1) and self._may_call_first(n.item)
         elif isinstance(n, ir.Graph):
-            live_states = _live_states(n, derives)
-            if n.start in live_states:
-                usable = [(a, b, m) for a, b, m in n.edges if b in live_states and derives(m)]
-                sub = ir.Graph(n.n_states, n.start, n.finals, tuple(usable))
-                reached = _reach(sub, n.start, empty)
-                todo.extend(m for a, _, m in usable if a in reached)
-    return out
-
-
-def _opens_with_a_byte(node: ir.Node) -> bool:
-    """Does every string of `node` begin with a byte read before any call (a Concat whose
-    first item is a character)?"""
-    while type(node) is ir.Concat and node.items:  # type: ignore[union-attr]
-        node = node.items[0]  # type: ignore[union-attr]
-    return type(node) is ir.Chars and bool(node.ranges)  # type: ignore[union-attr]
+            reached = _reach(n, n.start, self.empty)
+            found = any(self._may_call_first(m) for a, _, m in n.edges if a in reached)
+        else:
+            found = False
+        self._may[id(n)] = found
+        return found
 
 
 def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
@@ -270,8 +328,10 @@ def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
         hit = memo.get(id(n))
         if hit is not None:
             return hit
-        if isinstance(n, ir.RuleRef):
-            out: ir.Node = ir.NOTHING if n.name in dead else n
+        if dead.isdisjoint(callees(n)):
+            out: ir.Node = n  # (most sub-trees: nothing to replace below)
+        elif isinstance(n, ir.RuleRef):
+            out = ir.NOTHING
         elif isinstance(n, ir.Concat):
             out = _same_or(n, ir.Concat, tuple(go(m) for m in n.items))
         elif isinstance(n, ir.Alt):

@@ -21,10 +21,10 @@ import numpy as np
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
-from .dfa import DFA, determinize
-from .glue import glued_dfa
+from .dfa import DFA, check_subsets, determinize
+from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
-from .rule_facts import callees as _callees, first_calls, nullable_rules, productive_rules, without_calls
+from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
@@ -86,15 +86,19 @@ class RuleSet:
     def build_near_start(self, budget: int) -> None:
         """Build the rules nearest the start rule (breadth first over calls) while their NFAs
         add up to at most `budget` states. Small grammars are then built whole at compile time
-        (masks never wait for a DFA); large ones pay for their first rules only."""
+        (masks never wait for a DFA); large ones pay for their first rules only. A rule over
+        EAGER_NFA_STATES waits for its first use all the same (compile_rules built those that
+        a limit could stop): one such DFA costs as much as a whole small grammar."""
         seen = {self.start}
         todo = [self.start]
         spent = 0
         for r in todo:
-            spent += nfa_states(self.nodes[r])
-            if spent > budget:
-                return
-            self.rule(r)
+            size = nfa_states(self.nodes[r])
+            if size <= EAGER_NFA_STATES:
+                spent += size
+                if spent > budget:
+                    return
+                self.rule(r)
             for k in self.callees[r]:
                 if k not in seen:
                     seen.add(k)
@@ -125,8 +129,9 @@ class _View(Sequence):
 # but doubled the per-token mask p99); the first rules of very large ones.
 NEAR_START_NFA_STATES = 50_000
 
-# Rules with larger NFAs have their DFAs built by compile_rules: those are the ones that can
-# exceed max_dfa_states or take long, and a limit should stop the compile, not a later mask.
+# Rules with larger NFAs meet their limits in compile_rules (_meet_limits): those are the ones
+# that can exceed max_dfa_states or take long, and a limit should stop the compile, not a
+# later mask. Their DFAs wait for their first use, like those of the others not near the start.
 EAGER_NFA_STATES = 10_000
 
 
@@ -157,6 +162,18 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
         return empty, callees
 
 
+def _meet_limits(name: str, node: ir.Node, limits: Limits) -> None:
+    """Raise now what building this rule's DFA would raise for a limit, without building all
+    of it: parts that glue (glue.py) meet no limit; otherwise the subset construction runs,
+    which the limits bound, and the minimization waits for the rule's first use."""
+    calls = {callee: k for k, callee in enumerate(_callees(node))}
+    try:
+        if glued_raw(node, calls, limits) is None:
+            check_subsets(build_nfa(node, limits.max_nfa_states, calls), limits, n_calls=len(calls))
+    except GrammarError as exc:
+        raise GrammarError(f"rule {name!r}: {exc}") from None
+
+
 def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
@@ -178,7 +195,7 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         if size > limits.max_nfa_states:
             raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler")
         if size > EAGER_NFA_STATES:
-            _build_dfa(name, rules[name], limits)  # (cached: the RuleSet finds it again)
+            _meet_limits(name, rules[name], limits)
     productive = productive_rules(rules, callers)
     if start not in productive:
         exc = GrammarError("the grammar accepts no document at all (its start rule derives nothing)")
@@ -217,10 +234,8 @@ def _check_no_left_recursion(names: tuple[str, ...], nodes: tuple[ir.Node, ...],
     """No rule may reach a call of itself before reading a byte. A rule that derives nothing is
     checked over its own structure (its callees taken as able to derive)."""
     ids = {name: k for k, name in enumerate(names)}
-    first = [
-        {ids[c] for c in first_calls(node, productive.__contains__ if name in productive else _anything, nullable)}
-        for name, node in zip(names, nodes)
-    ]
+    in_live, in_dead = FirstCalls(productive.__contains__, nullable), FirstCalls(_anything, nullable)
+    first = [{ids[c] for c in (in_live if name in productive else in_dead)(node)} for name, node in zip(names, nodes)]
     for r in range(len(names)):
         seen: set[int] = set()
         todo = list(first[r])

@@ -130,41 +130,61 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
     n_cls = rows.shape[1]
     stack = np.empty(n, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
-    cls_ptr = np.empty(n_cls + 1, dtype=np.int64)
+    count = np.zeros(n_cls, dtype=np.int64)  # targets per class (zero between states)
+    begin = np.empty(n_cls, dtype=np.int64)
     fill = np.empty(n_cls, dtype=np.int64)
+    touched = np.empty(n_cls, dtype=np.int64)  # the classes with targets, ascending
     seeds = np.empty(64, dtype=np.int64)
     tag = stamp.max()
     while k < cnt:
         if k >= k_stop:
             return rows, set_ptr, set_data, slots, k, cnt, PAUSED
-        # Edge targets bucketed by class (counting sort), in member and edge order.
+        # Edge targets bucketed by class (counting sort), in member and edge order. Only the
+        # classes some edge reads are visited: rule DFAs have a column per callee, and most
+        # states read one or two symbols.
         lo, hi = set_ptr[k], set_ptr[k + 1]
-        cls_ptr[:] = 0
+        n_touched = 0
         for i in range(lo, hi):
             s = set_data[i]
             for e in range(e_ptr[s], e_ptr[s + 1]):
                 for c in range(e_clo[e], e_chi[e] + 1):
-                    cls_ptr[c + 1] += 1
-        for c in range(n_cls):
-            cls_ptr[c + 1] += cls_ptr[c]
-        if cls_ptr[n_cls] > seeds.shape[0]:
-            seeds = np.empty(2 * cls_ptr[n_cls], dtype=np.int64)
-        for c in range(n_cls):
-            fill[c] = cls_ptr[c]
+                    if count[c] == 0:
+                        touched[n_touched] = c
+                        n_touched += 1
+                    count[c] += 1
+        if n_touched <= 32:
+            for i in range(1, n_touched):
+                x = touched[i]
+                j = i - 1
+                while j >= 0 and touched[j] > x:
+                    touched[j + 1] = touched[j]
+                    j -= 1
+                touched[j + 1] = x
+        else:
+            touched[:n_touched].sort()
+        total = 0
+        for t in range(n_touched):
+            c = touched[t]
+            begin[c] = total
+            fill[c] = total
+            total += count[c]
+        if total > seeds.shape[0]:
+            seeds = np.empty(2 * total, dtype=np.int64)
         for i in range(lo, hi):
             s = set_data[i]
             for e in range(e_ptr[s], e_ptr[s + 1]):
                 for c in range(e_clo[e], e_chi[e] + 1):
                     seeds[fill[c]] = e_dst[e]
                     fill[c] += 1
+        for t in range(n_touched):
+            count[touched[t]] = 0
         prev = -1  # last class with targets: the same seeds give the same state
-        for c in range(n_cls):
-            a, b = cls_ptr[c], cls_ptr[c + 1]
-            if a == b:
-                continue
-            if prev >= 0 and cls_ptr[prev + 1] - cls_ptr[prev] == b - a:
+        for t in range(n_touched):
+            c = touched[t]
+            a, b = begin[c], fill[c]
+            if prev >= 0 and fill[prev] - begin[prev] == b - a:
                 same = True
-                pa = cls_ptr[prev]
+                pa = begin[prev]
                 for i in range(b - a):
                     if seeds[pa + i] != seeds[a + i]:
                         same = False

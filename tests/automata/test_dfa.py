@@ -174,3 +174,25 @@ def test_accepts_reads_from_the_start_state():
 
     dfa = regex_to_dfa("ab+")
     assert dfa.accepts(b"abb") and not dfa.accepts(b"a") and not dfa.accepts(b"abc") and not dfa.accepts(b"")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 4), st.randoms(use_true_random=False))
+def test_acyclic_blocks_equal_partition_refinement(n, k, rnd):
+    """Finite languages take the one-pass minimization (minimize._acyclic_blocks): the same
+    partition of the states as Hopcroft-style refinement; a cycle sends them to refinement."""
+    import numpy as np
+
+    from constrain.automata.minimize import _acyclic_blocks, equivalence_blocks, trim
+
+    table = np.array([[rnd.choice([-1, rnd.randrange(q + 1, n)]) if q + 1 < n else -1 for _ in range(k)] for q in range(n)],
+                     dtype=np.int32).reshape(n, k)
+    accepting = np.array([rnd.random() < 0.4 for _ in range(n)], dtype=np.bool_)
+    trimmed, _ = trim(table, accepting)
+    blocks, acyclic = _acyclic_blocks(trimmed, accepting, int((trimmed >= 0).sum()))
+    assert acyclic
+    expected = equivalence_blocks(trimmed, accepting)
+    pairs = {(int(a), int(b)) for a, b in zip(blocks, expected)}
+    assert len(pairs) == len(set(blocks.tolist())) == len(set(expected.tolist()))  # a bijection
+    trimmed[0, 0] = 0  # a loop
+    assert not _acyclic_blocks(trimmed, accepting, int((trimmed >= 0).sum()))[1]

@@ -152,7 +152,7 @@ def test_limits_and_errors_stay_at_compile_time():
     big = ir.repeat(ir.literal("abcdefgh"), 1000, 1000)
     with pytest.raises(LimitExceededError, match="NFA size"):
         compile_rules({"s": ir.concat(ir.literal("a"), ir.RuleRef("big")), "big": big}, "s", Limits(max_nfa_states=5000))
-    with pytest.raises(LimitExceededError, match="max_dfa_states"):  # large rules are built at once
+    with pytest.raises(LimitExceededError, match="max_dfa_states"):  # large rules meet their limits at once
         compile_rules({"s": ir.literal("x" * 11_000)}, "s", Limits(max_dfa_states=1000))
     small = compile_rules({"s": ir.literal("x" * 900)}, "s", Limits(max_dfa_states=100))
     with pytest.raises(LimitExceededError, match="max_dfa_states"):  # small ones on first use
@@ -187,3 +187,26 @@ def test_deferred_dfas_wait_for_their_rule():
     assert rs.dfas[member].accepts(b'"ab":1') and not rs.dfas[member].accepts(b'"":1')
     assert rs.dfas[member] is rs.dfas[member] and built == [1]
     assert key.dfa is key.dfa and built == [1]
+
+
+def test_large_rules_meet_their_limits_and_wait_for_their_first_use():
+    """A rule over EAGER_NFA_STATES meets its limits in compile_rules (a subset construction,
+    or nothing where its parts glue), and its DFA is built on first use, not near the start."""
+    from constrain.automata import regex_to_dfa
+    from constrain.automata.rules import EAGER_NFA_STATES, NEAR_START_NFA_STATES
+
+    body = regex_to_dfa("[a-z]{0,%d}" % EAGER_NFA_STATES)  # a chain of states: glued
+    glued = ir.concat(ir.literal('"'), ir.Embedded(body), ir.literal('"'))
+    subsets = ir.alt(ir.literal("x" * EAGER_NFA_STATES), ir.literal("x" * (EAGER_NFA_STATES - 1) + "y"))
+    rules = {"start": ir.concat(ir.literal("["), ir.RuleRef("glued"), ir.RuleRef("subsets"), ir.literal("]")),
+             "glued": glued, "subsets": subsets}
+    assert nfa_states(glued) > EAGER_NFA_STATES and nfa_states(subsets) > EAGER_NFA_STATES
+    _rule_dfa.cache_clear()
+    rs = compile_rules(rules, "start")
+    rs.build_near_start(NEAR_START_NFA_STATES)
+    assert _rule_dfa.cache_info().currsize == 1  # only the start rule's DFA
+    assert [rs.names[r] for r in range(rs.n_rules) if rs.built(r)] == ["start"]
+    assert rs.dfas[rs.names.index("glued")].accepts(b'"abc"')
+    assert rs.dfas[rs.names.index("subsets")].accepts(b"x" * (EAGER_NFA_STATES - 1) + b"y")
+    with pytest.raises(LimitExceededError, match="max_dfa_states"):
+        compile_rules(rules, "start", Limits(max_dfa_states=EAGER_NFA_STATES // 2))

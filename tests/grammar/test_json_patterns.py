@@ -136,3 +136,50 @@ def test_schemas_with_lookarounds_compile_and_judge_instances(llama3):
     matcher = Matcher(grammar)
     assert matcher.accept_tokens([llama3.token_id(bytes([b])) for b in b'{"name":"a-']) == 11
     assert llama3.token_id(b"-") not in set(matcher.allowed_token_ids())  # "--" is refused
+
+
+REGION_CASES = [
+    ([r"^x-", r"^(?!pattern$).*$"], ["x-a", "name", "pattern"]),
+    ([r"^/(html|css|js)/[^/\n\r]+$"], ["name", "/js/a"]),
+    ([r"^a", r"b$", r"^ab$"], ["ab", "a", "zb", "c"]),
+    ([r"^[a-c]{1,2}$"], ["a", "b", "c", "aa", "ab", "ac", "ba", "bb", "bc", "ca", "cb", "cc"]),  # all named
+    ([r"^x"], ["x\ud800", "y"]),  # a lone surrogate: no JSON text spells it
+    ([r"."], []),
+]
+
+
+@pytest.mark.parametrize(("patterns", "named"), REGION_CASES)
+def test_pattern_regions_equal_the_refined_other_keys(patterns, named):
+    """KeyPatterns works regions out over all strings once per set of patterns; each must be
+    the language of refining the other keys themselves (canonical DFAs: equal arrays)."""
+    from constrain.automata import ir
+    from constrain.automata.algebra import difference, intersect
+    from constrain.grammar.json_schema import containers
+    from constrain.grammar.json_schema.key_patterns import KeyPatterns
+
+    def parts_of(start):
+        parts = [(start, ())]
+        for i, p in enumerate(patterns):
+            dfa = pattern_dfa(p, "#", quoted_spellings)
+            refined = []
+            for region, matched in parts:
+                for op, now in ((intersect, matched + (i,)), (difference, matched)):
+                    try:
+                        refined.append((op(region, dfa), now))
+                    except EmptyLanguageError:
+                        pass
+            parts = refined
+        return parts
+
+    def arrays(dfa):
+        return dfa.byte_classes.tolist(), dfa.table.tolist(), dfa.accepting.tolist()
+
+    keys = KeyPatterns({p: True for p in patterns}, "#")
+    expected = parts_of(containers.other_keys(named).dfa)
+    got = keys.regions(named)
+    assert [(arrays(d), [patterns[i] for i in m]) for d, m in expected if m] == [(arrays(n.dfa), m) for n, m in got]
+    rest = [d for d, m in expected if not m]
+    if rest:
+        assert arrays(keys.rest(named).dfa) == arrays(rest[0])
+    else:
+        assert keys.rest(named) is ir.NOTHING

@@ -42,6 +42,38 @@ def alternatives(schema: Any, pointer: str, tr: "Translator", depth: int = 0) ->
         return []
     if not isinstance(schema, dict):
         raise SchemaError(f"a schema must be an object or boolean, not {type(schema).__name__}", pointer)
+    if depth > tr.alternatives_depth:
+        tr.alternatives_depth = depth
+    # A definition that many schemas $ref (or allOf) expands once: every use of it would
+    # otherwise expand it, and the uses of the schemas that use it, again. So does the
+    # complement of a document schema (an exact oneOf of n branches takes each n - 1 times).
+    if tr.is_original(schema):
+        ident: Any = id(schema)
+    elif len(schema) == 1 and "not" in schema and tr.is_original(schema["not"]):
+        ident = ("not", id(schema["not"]))
+    else:
+        return _alternatives(schema, pointer, tr, depth)
+    key = (ident, bool(tr.exact_one_of_depth), tr.per_branch_formulas)
+    hit = tr.alternatives_memo.get(key)
+    if hit is not None and depth + hit[1] <= MAX_DEPTH:
+        tr.alternatives_depth = max(tr.alternatives_depth, depth + hit[1])
+        return list(hit[0])
+    outer, tr.alternatives_depth = tr.alternatives_depth, depth
+    relaxed = len(tr.relaxations)
+    try:
+        alts = _alternatives(schema, pointer, tr, depth)
+    finally:
+        deepest = tr.alternatives_depth
+        tr.alternatives_depth = max(outer, deepest)
+    if len(tr.relaxations) == relaxed:  # (what a relaxation says depends on where it is)
+        tr.alternatives_memo[key] = (alts, deepest - depth)
+    return list(alts)
+
+
+def _alternatives(schema: dict, pointer: str, tr: "Translator", depth: int) -> list[Any]:
+    """alternatives, for a schema object. The result depends on the schema and the state of an
+    exact oneOf's expansion; `pointer` only names places in messages, and `depth` only bounds
+    how deep the expansion may go (the memo keeps how deep it went)."""
     values = finite_candidates(schema, tr)
     if values is not None:
         # A finite set of candidates (const/enum here or in an allOf member): keep those the

@@ -44,6 +44,7 @@ class KeyConditions:
         self._finite: dict[tuple, Optional[list]] = {}
         self._memo: dict[tuple, Any] = {}
         self._asks: dict[tuple, tuple[int, ...]] = {}
+        self._valid: dict[tuple, bool] = {}
         self._residuals: set = set()
         self.formula = self._convert(raw)
 
@@ -141,10 +142,16 @@ class KeyConditions:
         return self._finite[(key, j)]
 
     def valid(self, key: Any, j: int, value: Any) -> bool:
-        try:
-            return self.tr.valid_value(value, self.schemas[key][j])
-        except ConstrainError:
-            raise UnsupportedSchemaError("properties", self.pointer, f"cannot judge a constant of {key!r}") from None
+        """Is `value` (one of finite()'s, alive as long as this object) valid under key's j-th
+        schema? Remembered: every residual that reaches the member asks again."""
+        memo_key = (key, j, id(value))
+        hit = self._valid.get(memo_key)
+        if hit is None:
+            try:
+                hit = self._valid[memo_key] = self.tr.valid_value(value, self.schemas[key][j])
+            except ConstrainError:
+                raise UnsupportedSchemaError("properties", self.pointer, f"cannot judge a constant of {key!r}") from None
+        return hit
 
     # -- cells of one member -----------------------------------------------------------------
     def cells(self, f: Any, key: Any) -> tuple[list, list]:

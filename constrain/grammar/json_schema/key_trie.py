@@ -19,13 +19,27 @@ _QUOTE = 0x22
 
 
 @numba.njit(cache=True, nogil=True)
-def _walk(child, at, a_rows, n, node, form, last, form_set_start, set_byte_start, set_bytes, edges, m):
+def _child(slots, node, byte):
+    """Slot of the trie edge (node, byte) in the open-addressing table `slots` (rows: key,
+    target), or of the empty slot where it belongs. A table of nodes x 256 children cost a
+    28 MB fill for a few hundred keys; the edges number about the key bytes."""
+    key = node * 256 + byte
+    mask = slots.shape[0] - 1
+    h = (key * 2654435761) & mask
+    while slots[h, 0] >= 0 and slots[h, 0] != key:
+        h = (h + 1) & mask
+    return h
+
+
+@numba.njit(cache=True, nogil=True)
+def _walk(slots, at, a_rows, n, node, form, last, form_set_start, set_byte_start, set_bytes, edges, m):
     """Add the path of one spelling (a list of byte sets) from `node`, ending at `last` (or a
     new node when last < 0), its edges also listed in edges[m:] as (source, byte, target);
     returns (its end, the node count, the edge count)."""
     for i in range(form_set_start[form], form_set_start[form + 1]):
         first = set_bytes[set_byte_start[i]]
-        target = child[node, first]
+        h = _child(slots, node, first)
+        target = slots[h, 1] if slots[h, 0] >= 0 else -1
         if target < 0:
             if i == form_set_start[form + 1] - 1 and last >= 0:
                 target = last
@@ -34,7 +48,9 @@ def _walk(child, at, a_rows, n, node, form, last, form_set_start, set_byte_start
                 n += 1
                 at[target] = a_rows[at[node], first]
             for j in range(set_byte_start[i], set_byte_start[i + 1]):
-                child[node, set_bytes[j]] = target
+                h = _child(slots, node, set_bytes[j])
+                slots[h, 0] = node * 256 + set_bytes[j]
+                slots[h, 1] = target
                 edges[m, 0] = node
                 edges[m, 1] = set_bytes[j]
                 edges[m, 2] = target
@@ -62,11 +78,16 @@ def other_keys_arrays(a_rows, a_classes, a_accepting, chars_per_key, char_cp, fo
     char_form_start = _starts(forms_per_char)
     form_set_start = _starts(sets_per_form)
     set_byte_start = _starts(bytes_per_set)
-    child = np.full((max_nodes, 256), -1, dtype=np.int32)
+    size = 16
+    while size < 2 * (set_bytes.shape[0] + 1):
+        size *= 2
+    slots = np.full((size, 2), -1, dtype=np.int64)  # trie edges: (node * 256 + byte, target)
     at = np.empty(max_nodes, dtype=np.int64)
     at[0] = 0
     at[1] = a_rows[0, _QUOTE]
-    child[0, _QUOTE] = 1
+    h = _child(slots, 0, _QUOTE)
+    slots[h, 0] = _QUOTE
+    slots[h, 1] = 1
     n = 2
     edges = np.empty((set_bytes.shape[0] + 1, 3), dtype=np.int64)
     edges[0, 0] = 0
@@ -83,10 +104,10 @@ def other_keys_arrays(a_rows, a_classes, a_accepting, chars_per_key, char_cp, fo
                 nxt = boundary[bkey]
             else:
                 f = char_form_start[ch]
-                nxt, n, m = _walk(child, at, a_rows, n, node, f, -1, form_set_start, set_byte_start, set_bytes, edges, m)
+                nxt, n, m = _walk(slots, at, a_rows, n, node, f, -1, form_set_start, set_byte_start, set_bytes, edges, m)
                 boundary[bkey] = nxt
                 for f in range(char_form_start[ch] + 1, char_form_start[ch + 1]):
-                    _, n, m = _walk(child, at, a_rows, n, node, f, nxt, form_set_start, set_byte_start, set_bytes, edges, m)
+                    _, n, m = _walk(slots, at, a_rows, n, node, f, nxt, form_set_start, set_byte_start, set_bytes, edges, m)
             node = nxt
         is_end[node] = True
     for i in range(n):

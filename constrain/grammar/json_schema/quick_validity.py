@@ -143,6 +143,12 @@ def _type(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] 
 def _enum(value: Any, arg: Any, draft: int = MODERN, resolve: Optional[Resolve] = None) -> Optional[bool]:
     if not isinstance(arg, list):
         return None
+    if type(value) is str:  # (most enums: found by list.index in C, each value of a long
+        try:                # enum being checked against the enum itself)
+            if type(arg[arg.index(value)]) is str:
+                return True
+        except ValueError:
+            return False  # (json_equal(value, v) implies value == v)
     return any(json_equal(value, v) for v in arg)
 
 

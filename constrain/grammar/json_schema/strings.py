@@ -64,11 +64,18 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         except EmptyLanguageError:
             return ir.NOTHING  # no string satisfies all of them
     if excluded:
-        try:
-            node = ir.Embedded(difference(compile_ir(node), compile_ir(ir.alt(*(lexical.string_literal(v) for v in excluded)))))
-        except EmptyLanguageError:
-            return ir.NOTHING
+        return _excluding(node, tuple(excluded))
     return node
+
+
+@lru_cache(maxsize=1024)
+def _excluding(node: ir.Node, excluded: tuple[str, ...]) -> ir.Node:
+    """The strings of `node` but `excluded`: remembered, since the complement of an enum
+    recurs in every branch of an exact oneOf (and across schemas)."""
+    try:
+        return ir.Embedded(difference(compile_ir(node), compile_ir(ir.alt(*(lexical.string_literal(v) for v in excluded)))))
+    except EmptyLanguageError:
+        return ir.NOTHING
 
 
 def _longest_bytes(dfa: DFA) -> float:

@@ -54,6 +54,8 @@ class Translator:
         self.legacy_refs = isinstance(dialect, str) and any(f"draft-0{d}" in dialect for d in "3467")
         self._refs: Optional[References] = None
         self._values: Optional[ValueChecker] = None
+        self.alternatives_memo: dict[Any, tuple[list, int]] = {}  # (dnf.py)
+        self.alternatives_depth = 0  # the deepest dnf.alternatives call so far (dnf.py)
 
     # -- entry ---------------------------------------------------------------------------------
     def translate(self) -> tuple[dict[str, ir.Node], str]:
@@ -74,10 +76,9 @@ class Translator:
             self.rules[name] = self.value(schema, pointer)
         return ir.RuleRef(name)
 
-    def _key(self, schema: Any) -> Any:
-        """A schema of the documents is itself (its id); one the translator derived (merges,
-        complements) is its structure over document schemas, so deriving the same thing again
-        (as recursion through a merge or a `not` does) finds the same rule instead of looping."""
+    def is_original(self, schema: Any) -> bool:
+        """Is `schema` a node of the documents (alive as long as the translator, so its id is
+        unique), not one the translator derived?"""
         if self._originals is None:
             self._originals = set()
             extra = self._refs.meta_schemas.values() if self._refs is not None else ()
@@ -87,7 +88,13 @@ class Translator:
                 if isinstance(node, (dict, list)):
                     self._originals.add(id(node))
                     todo.extend(node.values() if isinstance(node, dict) else node)
-        if id(schema) in self._originals:
+        return id(schema) in self._originals
+
+    def _key(self, schema: Any) -> Any:
+        """A schema of the documents is itself (its id); one the translator derived (merges,
+        complements) is its structure over document schemas, so deriving the same thing again
+        (as recursion through a merge or a `not` does) finds the same rule instead of looping."""
+        if self.is_original(schema):
             return id(schema)
         if isinstance(schema, dict) and set(schema) == {"allOf"} and isinstance(schema["allOf"], list):
             # allOf is a set: nesting and repeats do not matter (merges through recursion
@@ -96,7 +103,7 @@ class Translator:
             todo = list(schema["allOf"])
             while todo:
                 m = todo.pop()
-                if isinstance(m, dict) and set(m) == {"allOf"} and isinstance(m["allOf"], list) and id(m) not in self._originals:
+                if isinstance(m, dict) and set(m) == {"allOf"} and isinstance(m["allOf"], list) and not self.is_original(m):
                     todo.extend(m["allOf"])
                 elif m is not True:
                     members.add(self._key(m))
