@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 
-def test_kernels_are_loaded_in_a_fresh_process():
+def test_kernels_are_loaded_in_a_fresh_process(tmp_path):
     code = (
         "from constrain.automata import join, product, reach\n"
         "from constrain.automata.warm import warm_compile_kernels\n"
@@ -15,4 +15,4 @@ def test_kernels_are_loaded_in_a_fresh_process():
         "warm_compile_kernels()\n"
         "assert all(k.signatures for k in kernels), [k.py_func.__name__ for k in kernels if not k.signatures]\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # (cwd: the installed package, not the source tree)

@@ -38,7 +38,7 @@ def test_refs_resolve_against_the_root():
     assert not checker.valid(4, {"$ref": "#/$defs/small"})
 
 
-def test_simple_schemas_need_no_jsonschema_import():
+def test_simple_schemas_need_no_jsonschema_import(tmp_path):
     """Importing jsonschema costs most of a second: enum/const next to type must not need it."""
     code = (
         "import sys\n"
@@ -48,4 +48,4 @@ def test_simple_schemas_need_no_jsonschema_import():
         "assert not c.valid(3, {'const': 1, 'standsFor': 'x'})\n"
         "assert 'jsonschema' not in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)  # (cwd: the installed package, not the source tree)
