@@ -110,7 +110,7 @@ def _joins_minimal(head: DFA, tail: Optional[_Raw]) -> bool:
 def _renumbered(joined: _Raw, n_calls: int) -> DFA:
     """The joined arrays in minimize's canonical form (BFS numbering, equal columns merged),
     without merging states."""
-    from .minimize import compact
+    from .canonical import compact
 
     merged, table, accepting = compact(*(np.require(a, t, ("C", "W")) for a, t in zip(joined, (np.int32, np.int32, np.bool_))))
     return _minimal_dfa(merged, table, accepting, True, n_calls)

@@ -183,7 +183,8 @@ def test_acyclic_blocks_equal_partition_refinement(n, k, rnd):
     partition of the states as Hopcroft-style refinement; a cycle sends them to refinement."""
     import numpy as np
 
-    from constrain.automata.minimize import _acyclic_blocks, equivalence_blocks, trim
+    from constrain.automata.canonical import trim
+    from constrain.automata.minimize import _acyclic_blocks, equivalence_blocks
 
     table = np.array([[rnd.choice([-1, rnd.randrange(q + 1, n)]) if q + 1 < n else -1 for _ in range(k)] for q in range(n)],
                      dtype=np.int32).reshape(n, k)

@@ -13,7 +13,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from ...automata.minimize import merge_columns, quotient
+from ...automata.canonical import merge_columns, quotient
 
 _QUOTE = 0x22
 
