@@ -184,16 +184,21 @@ def _length(compare: Callable[[int, int], bool], kind: type) -> Callable[..., Op
     return check
 
 
-def _all_of(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
-    if not isinstance(arg, list):
-        return None
+def _every(pairs: Any, draft: int, resolve: Optional[Resolve]) -> Optional[bool]:
+    """Is every (value, schema) pair valid? None as soon as one cannot be judged here."""
     verdict = True
-    for sub in arg:
-        ok = quick_valid(value, sub, draft, resolve)
+    for value, schema in pairs:
+        ok = quick_valid(value, schema, draft, resolve)
         if ok is None:
             return None
         verdict = verdict and ok
     return verdict
+
+
+def _all_of(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
+    if not isinstance(arg, list):
+        return None
+    return _every(((value, sub) for sub in arg), draft, resolve)
 
 
 def _any_of(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
@@ -223,13 +228,7 @@ def _items(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) 
         return None  # the tuple form differs between drafts; no boolean schemas before draft 6
     if not isinstance(value, list):
         return True
-    verdict = True
-    for item in value:
-        ok = quick_valid(item, arg, draft, resolve)
-        if ok is None:
-            return None
-        verdict = verdict and ok
-    return verdict
+    return _every(((item, arg) for item in value), draft, resolve)
 
 
 def _properties(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
@@ -237,14 +236,7 @@ def _properties(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = N
         return None
     if not isinstance(value, dict):
         return True
-    verdict = True
-    for key, sub in arg.items():
-        if key in value:
-            ok = quick_valid(value[key], sub, draft, resolve)
-            if ok is None:
-                return None
-            verdict = verdict and ok
-    return verdict
+    return _every(((value[key], sub) for key, sub in arg.items() if key in value), draft, resolve)
 
 
 def _required(value: Any, arg: Any, draft: int, resolve: Optional[Resolve] = None) -> Optional[bool]:
