@@ -66,7 +66,9 @@ def quick_valid(value: Any, schema: Any, draft: int = MODERN, resolve: Optional[
     `draft`: what draft_of says of the document; `resolve`: follows the document's local
     `$ref`s (see local_refs), which are otherwise left to jsonschema."""
     if schema is True or schema is False:
-        return schema if draft >= MODERN else None  # no schemas before draft 6
+        # Draft 6 made booleans schemas; jsonschema judges them so from draft 4 on (draft 3
+        # has no allOf/anyOf/oneOf/not to hold one), and our translation writes them there.
+        return schema if draft >= DRAFT4 else None
     if not isinstance(schema, dict):
         return None
     if "$ref" in schema:
