@@ -8,7 +8,8 @@ later: only the state values change, not this class.
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterable, Sequence
+import weakref
+from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -46,17 +47,20 @@ class Matcher:
         row = self._rows.get(state)
         if row is None:
             row = self.compiled.mask_row(state)
-        cached = self._view
+        cached = self._view or _last_view[0]
         if (
             cached is not None
-            and cached[0] is bitmask
+            and cached[0]() is bitmask
             and cached[1] == bitmask.data_ptr()
             and cached[2] == bitmask.shape
             and -cached[4] <= index < cached[4]
         ):
             target = cached[3][index]  # the common case: the engine's bitmask tensor, again
+            self._view = cached
         else:
             target, self._view = _row_view(bitmask, index)
+            if self._view is not None:
+                _last_view[0] = self._view
             if target is None:
                 _fill_device_tensor(bitmask, index, row)
                 return
@@ -165,8 +169,11 @@ class Matcher:
 
 # A Matcher keeps the NumPy view of the last CPU bitmask tensor it filled: `Tensor.numpy()` costs
 # more than the 16 KB copy, and engines fill the same tensor every step. The view is reused only
-# while the tensor object, its data pointer and its shape are unchanged (a resize reallocates).
+# while the tensor object (held weakly), its data pointer and its shape are unchanged (a resize
+# reallocates). New matchers start from the last view any matcher made: engines fill one tensor
+# for request after request (this view keeps at most that one buffer's memory alive).
 _View = tuple[Any, int, Any, np.ndarray, int]
+_last_view: list[Optional[_View]] = [None]
 
 
 def _row_view(bitmask: Any, index: int) -> tuple[np.ndarray | None, _View | None]:
@@ -187,7 +194,7 @@ def _row_view(bitmask: Any, index: int) -> tuple[np.ndarray | None, _View | None
             raise TypeError(f"bitmask must be int32, got {bitmask.dtype}")
         target = bitmask.numpy()
         if target.ndim == 2:
-            view = (bitmask, bitmask.data_ptr(), bitmask.shape, target, target.shape[0])
+            view = (weakref.ref(bitmask), bitmask.data_ptr(), bitmask.shape, target, target.shape[0])
     if target.dtype != np.int32:
         raise TypeError(f"bitmask must be int32, got {target.dtype}")
     if target.ndim == 2:

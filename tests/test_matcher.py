@@ -234,3 +234,22 @@ def test_reused_bitmask_view_follows_new_storage(compiler, llama3):
     bits = np.unpackbits(bm[2].numpy().view(np.uint8), bitorder="little")
     assert np.array_equal(np.nonzero(bits)[0], expected)
     assert (bm[:2] == -1).all()
+
+
+def test_new_matchers_reuse_the_view_only_of_the_same_live_tensor(compiler, llama3):
+    """Matchers share the last bitmask view made (engines fill one tensor request after
+    request); a different tensor, even one that reuses the freed memory, gets its own view."""
+    digits, letters = compiler.compile_regex("[0-9]+"), compiler.compile_regex("[a-z]+")
+
+    def filled(m, bm):
+        m.fill_next_token_bitmask(bm)
+        return np.nonzero(np.unpackbits(bm[0].numpy().view(np.uint8), bitorder="little"))[0]
+
+    bm = allocate_token_bitmask(1, llama3.size)
+    assert np.array_equal(filled(Matcher(digits), bm), Matcher(digits).allowed_token_ids())
+    assert np.array_equal(filled(Matcher(letters), bm), Matcher(letters).allowed_token_ids())
+    del bm
+    for _ in range(3):  # new tensors (the allocator may hand out the same address again)
+        bm = allocate_token_bitmask(1, llama3.size)
+        assert np.array_equal(filled(Matcher(digits), bm), Matcher(digits).allowed_token_ids())
+        del bm

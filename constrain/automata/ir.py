@@ -7,6 +7,7 @@ are Unicode code point ranges; the NFA builder turns them into UTF-8 byte ranges
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import Any, Callable, Optional, TypeVar, Union
 
 from .charset import Ranges, normalize
@@ -84,8 +85,10 @@ def chars(ranges) -> Chars:
     return Chars(normalize(ranges))
 
 
+@lru_cache(maxsize=8192)
 def literal(text: str) -> Node:
-    """The exact string `text`."""
+    """The exact string `text`. Shared: the same few literals (`,` `:` `{`) recur in every
+    grammar, and what the compiler learns about a node (its hash, size, callees) stays on it."""
     if len(text) == 1:
         return Chars(((ord(text), ord(text)),))
     return Concat(tuple(Chars(((ord(c), ord(c)),)) for c in text))
@@ -171,3 +174,10 @@ class RuleRef:
     """A call of another rule of the same grammar (matched through the stack, see rules.py)."""
 
     name: str
+
+
+@lru_cache(maxsize=8192)
+def call(name: str) -> RuleRef:
+    """The (shared) call of rule `name`: rule names recur across grammars (`s1`, `any_value`),
+    and so do the facts the compiler keeps on the node."""
+    return RuleRef(name)

@@ -13,7 +13,7 @@ from .lexical import FALSE, NULL, NUMBER, TRUE, quoted, string_body, whitespace
 def json_value_rules(ws_mode: str = "compact", prefix: str = "json_") -> dict[str, ir.Node]:
     """Rules `<prefix>value`, `<prefix>object`, `<prefix>array`, `<prefix>string`."""
     ws = whitespace(ws_mode)
-    value, obj, arr, string = (ir.RuleRef(prefix + n) for n in ("value", "object", "array", "string"))
+    value, obj, arr, string = (ir.call(prefix + n) for n in ("value", "object", "array", "string"))
     comma = ir.concat(ws, ir.literal(","), ws)
     member = ir.concat(string, ws, ir.literal(":"), ws, value)
     return {

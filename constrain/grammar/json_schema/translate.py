@@ -74,7 +74,7 @@ class Translator:
             self._alive.append(schema)
             self.rules[name] = ir.NOTHING  # placeholder while translating (recursion)
             self.rules[name] = self.value(schema, pointer)
-        return ir.RuleRef(name)
+        return ir.call(name)
 
     def is_original(self, schema: Any) -> bool:
         """Is `schema` a node of the documents (alive as long as the translator, so its id is
@@ -119,13 +119,13 @@ class Translator:
         name = self._shared.get(key)
         if name is None:
             name = self._shared[key] = self.helper_rule("shared", make()).name
-        return ir.RuleRef(name)
+        return ir.call(name)
 
     def helper_rule(self, kind: str, node: ir.Node) -> ir.RuleRef:
         """A rule of its own for a part of a schema (e.g. an object's other members)."""
         name = f"h{len(self.rules)}_{kind}"
         self.rules[name] = node
-        return ir.RuleRef(name)
+        return ir.call(name)
 
     def distinct_items(self, array: ir.Node) -> ir.RuleRef:
         """`array` (whose only calls are its items) as a rule whose items must be distinct."""
@@ -142,7 +142,7 @@ class Translator:
     def any_value(self) -> ir.RuleRef:
         if self._any is None:
             self.rules.update(json_value_rules(self.opts.whitespace, prefix="any_"))
-            self._any = ir.RuleRef("any_value")
+            self._any = ir.call("any_value")
         return self._any
 
     # -- helpers -------------------------------------------------------------------------------
