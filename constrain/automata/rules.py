@@ -25,6 +25,7 @@ from .dfa import DFA, check_subsets, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
+from .word_graph import word_graph_dfa
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
@@ -152,8 +153,11 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
     glued = glued_dfa(node, calls, limits)  # members of key languages, without a subset construction
     if glued is not None:
         return glued, callees
-    nfa = build_nfa(node, max_nfa, calls)
     try:
+        words = word_graph_dfa(node, calls, limits)  # objects: a Graph of fixed words
+        if words is not None:
+            return words, callees
+        nfa = build_nfa(node, max_nfa, calls)
         return determinize(nfa, limits, n_calls=len(callees)), callees
     except EmptyLanguageError:
         # A rule with no derivation at all (a `false` schema, an empty enum): one dead state.

@@ -21,6 +21,7 @@ def warm_compile_kernels() -> None:
     from .algebra import difference, intersect
     from .glue import glued_dfa
     from .rule_facts import _embedded_nonempty
+    from .word_graph import word_graph_dfa
 
     words = compile_ir(parse_regex('"[a-z]+"'))
     short = compile_ir(parse_regex('"[a-c]{1,2}"'))
@@ -30,4 +31,8 @@ def warm_compile_kernels() -> None:
     # A member rule (minimal prefix-free head, suffix with a call) and a string rule.
     glued_dfa(ir.Concat((ir.Embedded(words), ir.literal(":"), ir.RuleRef("v"))), {"v": 0}, Limits())
     glued_dfa(ir.Concat((ir.literal("<"), ir.Embedded(words), ir.literal(">"))), {}, Limits())
+    # An object rule: `{`, a Graph of members, `}`.
+    member = ir.Concat((ir.literal('"a":'), ir.call("v")))
+    graph = ir.Graph(2, 0, (0, 1), ((0, 1, member),))
+    word_graph_dfa(ir.Concat((ir.literal("{"), graph, ir.literal("}"))), {"v": 0}, Limits())
     _DONE = True

@@ -1,0 +1,206 @@
+"""word_graph.py's subset construction over word positions, and the minimization, in numba.
+
+Graph states 0..n-1 are joined by edges that each spell a word (`syms[e_ptr[e]:e_ptr[e+1]]`,
+symbols 0..n_symbols-1; an empty word is an epsilon edge). A position p is "about to read
+syms[p]"; position P = len(syms) stands for "at the end state". A DFA state is the sorted set
+of positions in a closure; the sets live in one flat array found again by hash (subset.py's
+layout and helpers). Every index comes from word_graph._flatten's arrays: states 0..n-1,
+offsets ascending over syms, symbols below n_symbols.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .minimize import minimal
+from .subset import TOO_MANY, _find, _grow, _hash
+
+DONE = 0
+__all__ = ["DONE", "TOO_MANY", "determinize_words"]
+
+
+@numba.njit(cache=True, nogil=True)
+def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols, max_states):
+    """(class per symbol, table, accepting, start live, status) of the minimal DFA, as
+    minimize.minimal returns them; status TOO_MANY when a new state would be number
+    `max_states` (the other results are then empty)."""
+    n_edges = e_src.shape[0]
+    end_pos = syms.shape[0]
+    edge_of = np.empty(end_pos, dtype=np.int64)
+    for e in range(n_edges):
+        for p in range(e_ptr[e], e_ptr[e + 1]):
+            edge_of[p] = e
+    out_ptr = np.zeros(n_states + 1, dtype=np.int64)
+    for e in range(n_edges):
+        out_ptr[e_src[e] + 1] += 1
+    for u in range(n_states):
+        out_ptr[u + 1] += out_ptr[u]
+    out_e = np.empty(n_edges, dtype=np.int64)
+    fill = out_ptr[:-1].copy()
+    for e in range(n_edges):
+        out_e[fill[e_src[e]]] = e
+        fill[e_src[e]] += 1
+    # Columns: the symbols in ascending order, one shared column for those no word reads
+    # (the order the general construction gives its classes, so minimal numbers alike).
+    used = np.zeros(n_symbols, dtype=np.bool_)
+    for p in range(end_pos):
+        used[syms[p]] = True
+    col_of = np.empty(n_symbols, dtype=np.int32)
+    n_cols = 0
+    unused_col = -1
+    for x in range(n_symbols):
+        if used[x]:
+            col_of[x] = n_cols
+            n_cols += 1
+        else:
+            if unused_col < 0:
+                unused_col = n_cols
+                n_cols += 1
+            col_of[x] = unused_col
+
+    rows = np.full((64, n_cols), -1, dtype=np.int32)
+    set_ptr = np.zeros(65, dtype=np.int64)
+    set_data = np.empty(64 + end_pos, dtype=np.int64)
+    slots = np.full((256, 2), -1, dtype=np.int64)
+    pos_tag = np.zeros(end_pos + 1, dtype=np.int64)
+    state_tag = np.zeros(n_states, dtype=np.int64)
+    stack = np.empty(n_states, dtype=np.int64)
+    out = np.empty(end_pos + 1, dtype=np.int64)
+    sym_tag = np.zeros(n_symbols, dtype=np.int64)
+    sym_list = np.empty(n_symbols, dtype=np.int64)
+    tag = 1
+
+    # The start set: the closure of the start state.
+    m = 0
+    stack[0] = start
+    state_tag[start] = tag
+    top = 1
+    while top > 0:
+        top -= 1
+        u = stack[top]
+        if u == end:
+            out[m] = end_pos
+            m += 1
+        for i in range(out_ptr[u], out_ptr[u + 1]):
+            e = out_e[i]
+            if e_ptr[e + 1] > e_ptr[e]:
+                p = e_ptr[e]
+                if pos_tag[p] != tag:
+                    pos_tag[p] = tag
+                    out[m] = p
+                    m += 1
+            elif state_tag[e_dst[e]] != tag:
+                state_tag[e_dst[e]] = tag
+                stack[top] = e_dst[e]
+                top += 1
+    out[:m].sort()
+    for i in range(m):
+        set_data[i] = out[i]
+    set_ptr[1] = m
+    h = _hash(set_data[:m])
+    j = _find(slots, set_ptr, set_data, set_data[:m], h)
+    slots[j, 0] = h
+    slots[j, 1] = 0
+    cnt = 1
+
+    k = 0
+    while k < cnt:
+        lo, hi = set_ptr[k], set_ptr[k + 1]
+        n_syms = 0
+        for i in range(lo, hi):
+            p = set_data[i]
+            if p != end_pos and sym_tag[syms[p]] != k + 1:
+                sym_tag[syms[p]] = k + 1
+                sym_list[n_syms] = syms[p]
+                n_syms += 1
+        for t in range(n_syms):
+            x = sym_list[t]
+            tag += 1
+            m = 0
+            top = 0
+            for i in range(lo, hi):
+                p = set_data[i]
+                if p == end_pos or syms[p] != x:
+                    continue
+                e = edge_of[p]
+                if p + 1 < e_ptr[e + 1]:
+                    if pos_tag[p + 1] != tag:
+                        pos_tag[p + 1] = tag
+                        out[m] = p + 1
+                        m += 1
+                elif state_tag[e_dst[e]] != tag:
+                    state_tag[e_dst[e]] = tag
+                    stack[top] = e_dst[e]
+                    top += 1
+            while top > 0:
+                top -= 1
+                u = stack[top]
+                if u == end and pos_tag[end_pos] != tag:
+                    pos_tag[end_pos] = tag
+                    out[m] = end_pos
+                    m += 1
+                for i in range(out_ptr[u], out_ptr[u + 1]):
+                    e = out_e[i]
+                    if e_ptr[e + 1] > e_ptr[e]:
+                        p = e_ptr[e]
+                        if pos_tag[p] != tag:
+                            pos_tag[p] = tag
+                            out[m] = p
+                            m += 1
+                    elif state_tag[e_dst[e]] != tag:
+                        state_tag[e_dst[e]] = tag
+                        stack[top] = e_dst[e]
+                        top += 1
+            if m <= 32:  # (a slice and a call per target cost more than the sort)
+                for i in range(1, m):
+                    v = out[i]
+                    a = i - 1
+                    while a >= 0 and out[a] > v:
+                        out[a + 1] = out[a]
+                        a -= 1
+                    out[a + 1] = v
+            else:
+                out[:m].sort()
+            # _hash and _find inlined (numba counts a reference per array passed to a call)
+            h = np.int64(m)
+            for i in range(m):
+                h = h * 1000003 + out[i]
+            mask = slots.shape[0] - 1
+            j = (h ^ (h >> 29)) & mask
+            while slots[j, 1] >= 0:
+                if slots[j, 0] == h:
+                    b = set_ptr[slots[j, 1]]
+                    if set_ptr[slots[j, 1] + 1] - b == m:
+                        same = True
+                        for i in range(m):
+                            if set_data[b + i] != out[i]:
+                                same = False
+                                break
+                        if same:
+                            break
+                j = (j + 1) & mask
+            if slots[j, 1] < 0:
+                if cnt >= max_states:
+                    return (np.empty(0, dtype=np.int32), rows[:0].copy(), np.zeros(0, dtype=np.bool_), False,
+                            TOO_MANY)
+                if cnt + 1 >= rows.shape[0] or set_ptr[cnt] + m > set_data.shape[0] or 2 * (cnt + 1) > slots.shape[0]:
+                    rows, set_ptr, set_data, slots = _grow(rows, set_ptr, set_data, slots, cnt, m)
+                    members = out[:m]
+                    j = _find(slots, set_ptr, set_data, members, h)  # (the table may have grown)
+                base = set_ptr[cnt]
+                for i in range(m):
+                    set_data[base + i] = out[i]
+                set_ptr[cnt + 1] = base + m
+                slots[j, 0] = h
+                slots[j, 1] = cnt
+                cnt += 1
+            rows[k, col_of[x]] = slots[j, 1]
+        k += 1
+
+    accepting = np.zeros(cnt, dtype=np.bool_)
+    for q in range(cnt):
+        if set_ptr[q + 1] > set_ptr[q] and set_data[set_ptr[q + 1] - 1] == end_pos:
+            accepting[q] = True  # (sorted: the end marker, the largest position, comes last)
+    merged, table, acc, live = minimal(col_of, rows[:cnt].copy(), accepting)
+    return merged, table, acc, live, DONE
