@@ -175,13 +175,22 @@ def _minimal_dfa(merged: np.ndarray, table: np.ndarray, accepting: np.ndarray, s
     (no validation pass: rule grammars build thousands of small DFAs)."""
     if not start_live:
         raise EmptyLanguageError("the pattern matches no string at all (its language is empty)")
+    calls = merged[256:] if n_calls else np.zeros(0, dtype=np.int32)
+    return trusted_dfa(merged[:256], calls, table, accepting, minimal=True)
+
+
+def trusted_dfa(byte_classes: np.ndarray, call_classes: np.ndarray, table: np.ndarray, accepting: np.ndarray,
+                minimal: bool) -> DFA:
+    """A DFA of arrays a kernel made well formed (int32 classes and table, bool accepting; no
+    validation pass, whose reductions cost more than small DFAs do). Keeps `table` and
+    `accepting` (made read-only), copies the classes."""
     dfa = DFA.__new__(DFA)
-    dfa.byte_classes = merged[:256].copy()
-    dfa.call_classes = merged[256:].copy() if n_calls else np.zeros(0, dtype=np.int32)
+    dfa.byte_classes = np.array(byte_classes, dtype=np.int32)
+    dfa.call_classes = np.array(call_classes, dtype=np.int32)
     dfa.table, dfa.accepting = table, accepting
     for arr in (dfa.byte_classes, dfa.call_classes, table, accepting):
         arr.setflags(write=False)
-    dfa.minimal = True
+    dfa.minimal = minimal
     dfa._rows = None
     dfa._classes_list = dfa.byte_classes.tolist()
     dfa._forced = {}

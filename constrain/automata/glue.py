@@ -46,11 +46,36 @@ def glued_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[
         # As it is: embedded DFAs are trimmed and deterministic (and minimal, but for the
         # other-keys tries of spelled_keys.py, which leave shared key suffixes unmerged).
         return node.dfa  # type: ignore[return-value]
+    keyed = _key_then_words(node, calls, limits)
+    if keyed is not None:
+        return keyed
     glued = _glue(node, calls, limits)
     if glued is None:
         return None
     joined, minimal = glued
     return _renumbered(joined, len(calls)) if minimal else minimize(*joined, len(calls))
+
+
+def _key_then_words(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[DFA]:
+    """The commonest glued rule in one kernel (join.join_after_key): a key language (a minimal
+    DFA without calls, ending at its closing quote), then a small part (`:` and the value's
+    call). None where the shape differs; _glue then decides."""
+    if type(node) is not ir.Concat or len(node.items) < 2 or not isinstance(node.items[0], ir.Embedded):
+        return None
+    head: DFA = node.items[0].dfa  # type: ignore[union-attr,assignment]
+    if not head.minimal or head.call_classes.size or nfa_states(node) > limits.max_nfa_states:
+        return None
+    tail = _part(ir.concat(*node.items[1:]), calls, len(calls), limits.max_dfa_states - head.n_states, limits)
+    if tail is None:
+        return None
+    from .join import join_after_key  # numba loads on first use
+
+    classes, table, accepting, ok = join_after_key(
+        head.byte_classes, head.table, head.accepting, *map(_read_only, tail)
+    )
+    if not ok or table.shape[0] > limits.max_dfa_states * 2:
+        return None
+    return _minimal_dfa(classes, table, accepting, True, len(calls))
 
 
 def glued_raw(node: ir.Node, calls: dict[str, int], limits: Limits) -> Optional[_Raw]:

@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from ...automata import DFA
+from ...automata.dfa import trusted_dfa
 from ...automata.charset import contains
 from .lexical import SHORT_ESCAPES, UNESCAPED
 
@@ -81,9 +82,8 @@ def other_keys_dfa(any_string: DFA, named: tuple[str, ...]) -> DFA:
     )
     if not inside:
         raise ValueError("a key spelling that any_string rejects: not the DFA of every JSON string")
-    dfa = DFA(classes, table, accepting)
-    dfa.minimal = any_string.minimal  # (tests/grammar/test_spelled_keys.py checks it)
-    return dfa
+    # (tests/grammar/test_spelled_keys.py checks the arrays and that the result is minimal)
+    return trusted_dfa(classes, _NO_CALLS, table, accepting, minimal=any_string.minimal)
 
 
 @lru_cache(maxsize=8)
@@ -92,6 +92,9 @@ def _any_string_arrays(any_string: DFA) -> tuple[np.ndarray, np.ndarray, np.ndar
     practice, held here by identity)."""
     rows = np.ascontiguousarray(any_string.table[:, any_string.byte_classes], dtype=np.int64)
     return rows, np.asarray(any_string.byte_classes, dtype=np.int64), np.asarray(any_string.accepting)
+
+
+_NO_CALLS = np.zeros(0, dtype=np.int32)
 
 
 def _ints(xs: list[int]) -> np.ndarray:
