@@ -38,10 +38,14 @@ class SliceProofs:
 class SliceChooser:
     """Per automaton; `key` names one of its DFAs (a rule id, or 0 for a regex)."""
 
-    __slots__ = ("slices", "_depths", "_worth_of", "_proofs")
+    __slots__ = ("slices", "_depths", "_worth_of", "_proofs", "_probes")
 
     def __init__(self, slices: tuple[TokenSlice, ...], proofs: Optional[SliceProofs] = None) -> None:
         self.slices = slices
+        # One whole unit per slice (-1: none): a state where it is dead is not worth a slice,
+        # found without _worth's pass over the DFA (object rules are new in every grammar,
+        # and their states read punctuation).
+        self._probes = tuple(int(sl.whole_units[0]) if sl.whole_units.size else -1 for sl in slices)
         self._depths: dict[tuple[int, int], np.ndarray] = {}
         self._worth_of: dict[tuple[int, int], np.ndarray] = {}
         self._proofs = proofs
@@ -85,6 +89,9 @@ class SliceChooser:
         for k, sl in enumerate(self.slices):
             depths = self._depths.get((key, k))
             if depths is None:
+                probe = self._probes[k]
+                if probe >= 0 and dfa.table[state, dfa.byte_classes[probe]] < 0:
+                    continue
                 if not self._worth(key, k, dfa)[state]:
                     continue
                 depths = self._analyse(key, k, dfa, exits)
