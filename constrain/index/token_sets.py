@@ -1,7 +1,8 @@
 """Token sets for distinct_calls.py: which tokens hold bytes that could settle an array item.
 
-Computed over all token bytes at once (NumPy over one flat array, per vocabulary) and shared by
-every grammar over that vocabulary: a mask then only steps the candidates in these sets.
+Computed with NumPy over the bytes of the tokens that hold a byte the set needs (its bytes in
+one flat array per vocabulary), and shared by every grammar over that vocabulary: a mask then
+only steps the candidates in these sets.
 """
 
 from __future__ import annotations
@@ -22,13 +23,17 @@ def token_set(
     the bytes before its closing quote settle nothing); "risky": the same after a `[` (a
     whole marked array could open and repeat an item inside one token). Shared by every
     grammar over the vocabulary."""
-    flat, owner, start, ok_ids, shared = _flat_tokens(token_bytes, special)
+    vocab = _vocab(token_bytes, special)
     key = (how, byte_set, after_item)
-    hit = shared.get(key)
+    hit = vocab.sets.get(key)
     if hit is not None:
         return hit
-    n = len(token_bytes)
-    pos = np.arange(flat.size, dtype=np.int64) - start[owner]
+    # Only tokens holding a byte that the definition needs can be in the set: work on those
+    # (a few thousand tokens, not the whole vocabulary's bytes, for most sets).
+    needed = {"any": byte_set, "late": byte_set, "two": after_item, "two_after_quote": frozenset(b'"'), "risky": frozenset(b"[")}[how]
+    ids = vocab.holding(needed)
+    flat, owner, pos = vocab.bytes_of(ids)
+    n = len(ids)
     settles = _byte_table(byte_set)[flat]
     after = _byte_table(after_item)[flat]
     ok = np.zeros(n, dtype=np.bool_)
@@ -41,13 +46,12 @@ def token_set(
             opener = flat == ord('"' if how == "two_after_quote" else "[")
             after &= pos > _first(opener, owner, pos, n)[owner]
         ok = _first(after, owner, pos, n) < _last(settles, owner, pos, n)
-    ok &= ok_ids
+    ids = ids[ok & vocab.text[ids]]
     words = np.zeros(n_words, dtype=np.uint32)
-    ids = np.flatnonzero(ok)
     np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
     out = words.view(np.uint8)
     out.setflags(write=False)
-    shared[key] = out
+    vocab.sets[key] = out
     return out
 
 
@@ -78,25 +82,52 @@ def _byte_table(byte_set: frozenset) -> np.ndarray:
     return table
 
 
-_FLAT: dict[int, tuple] = {}
+class _Vocab:
+    """One vocabulary's bytes in one array (and where each token ends), and the token sets made
+    from them so far."""
+
+    def __init__(self, token_bytes: Sequence[bytes], special: frozenset) -> None:
+        self.lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
+        self.ends = np.cumsum(self.lengths)
+        self.flat = np.frombuffer(b"".join(token_bytes), dtype=np.uint8)
+        self.text = self.lengths > 0
+        if special:
+            self.text[[t for t in special if t < len(token_bytes)]] = False
+        self._holding: dict[frozenset, np.ndarray] = {}
+        self.sets: dict[tuple, np.ndarray] = {}
+
+    def holding(self, byte_set: frozenset) -> np.ndarray:
+        """The tokens (ascending) with a byte of `byte_set` (kept: most sets need `[` or `"`)."""
+        hit = self._holding.get(byte_set)
+        if hit is not None:
+            return hit
+        tokens = np.searchsorted(self.ends, np.flatnonzero(_byte_table(byte_set)[self.flat]), side="right")
+        keep = np.ones(tokens.size, dtype=np.bool_)
+        keep[1:] = tokens[1:] != tokens[:-1]
+        hit = self._holding[byte_set] = tokens[keep]
+        return hit
+
+    def bytes_of(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The bytes of tokens `ids` in one array, the index in `ids` of each byte's token, and
+        each byte's position in its token."""
+        lengths = self.lengths[ids]
+        owner = np.repeat(np.arange(ids.size, dtype=np.int64), lengths)
+        first = np.cumsum(lengths) - lengths  # each token's first byte in the result
+        pos = np.arange(owner.size, dtype=np.int64) - first[owner]
+        starts = self.ends[ids] - lengths  # ... and in the whole vocabulary
+        return self.flat[starts[owner] + pos], owner, pos
 
 
-def _flat_tokens(token_bytes: Sequence[bytes], special: frozenset) -> tuple:
-    """(all token bytes in one array, the token of each byte, each token's first byte offset,
-    bool per token: a text token, the token sets made from them so far), per vocabulary (the
-    list is kept alive in the entry, so its id stays its own)."""
-    hit = _FLAT.get(id(token_bytes))
-    if hit is not None and hit[0] is token_bytes:
-        return hit[1]
-    lengths = np.fromiter((len(t) for t in token_bytes), dtype=np.int64, count=len(token_bytes))
-    flat = np.frombuffer(b"".join(token_bytes), dtype=np.uint8)
-    owner = np.repeat(np.arange(len(token_bytes), dtype=np.int64), lengths)
-    start = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-    ok_ids = lengths > 0
-    if special:
-        ok_ids[[t for t in special if t < len(token_bytes)]] = False
-    value = (flat, owner, start, ok_ids, {})
-    if len(_FLAT) > 4:
-        _FLAT.clear()
-    _FLAT[id(token_bytes)] = (token_bytes, value)
+_VOCABS: dict[int, tuple] = {}
+
+
+def _vocab(token_bytes: Sequence[bytes], special: frozenset) -> _Vocab:
+    """Per vocabulary (the list is kept alive in the entry, so its id stays its own)."""
+    hit = _VOCABS.get(id(token_bytes))
+    if hit is not None and hit[0] is token_bytes and hit[1] == special:
+        return hit[2]
+    value = _Vocab(token_bytes, special)
+    if len(_VOCABS) > 4:
+        _VOCABS.clear()
+    _VOCABS[id(token_bytes)] = (token_bytes, special, value)
     return value
