@@ -25,7 +25,7 @@ from .dfa import DFA, check_subsets, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
-from .word_graph import word_graph_dfa
+from .word_graph import word_graph_dfa, word_graph_fits
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
@@ -172,7 +172,7 @@ def _meet_limits(name: str, node: ir.Node, limits: Limits) -> None:
     which the limits bound, and the minimization waits for the rule's first use."""
     calls = {callee: k for k, callee in enumerate(_callees(node))}
     try:
-        if glued_raw(node, calls, limits) is None:
+        if glued_raw(node, calls, limits) is None and not word_graph_fits(node, calls, limits):
             check_subsets(build_nfa(node, limits.max_nfa_states, calls), limits, n_calls=len(calls))
     except GrammarError as exc:
         raise GrammarError(f"rule {name!r}: {exc}") from None

@@ -26,63 +26,106 @@ from .nfa import _chain
 
 def word_graph_dfa(node: ir.Node, calls: dict[str, int], limits: Limits):
     """The minimal DFA of `node` when it is a Graph of words between fixed prefix and suffix
-    words (calls are symbol 256 + their column in `calls`), else None."""
+    words, or an Alt of such (and of words), else None. Calls are symbol 256 + their column
+    in `calls`."""
+    found = _determinized(node, calls, limits, minimize=True)
+    if found is None:
+        return None
+    from .dfa import _minimal_dfa
+
+    merged, table, accepting, start_live = found
+    return _minimal_dfa(merged, table, accepting, start_live, len(calls))
+
+
+def word_graph_fits(node: ir.Node, calls: dict[str, int], limits: Limits) -> bool:
+    """Does word_graph_dfa apply to `node`? Raises what it would raise for a limit, without
+    minimizing (compile_rules checks large rules so; their DFAs wait for first use)."""
+    return _determinized(node, calls, limits, minimize=False) is not None
+
+
+def _determinized(node: ir.Node, calls: dict[str, int], limits: Limits, minimize: bool) -> Optional[tuple]:
     flat = _flatten(node, calls)
     if flat is None:
         return None
-    from .dfa import _minimal_dfa
     from .word_graph_kernel import TOO_MANY, determinize_words
 
     n_states, start, end, e_src, e_dst, e_ptr, syms = flat
     merged, table, accepting, start_live, status = determinize_words(
-        n_states, start, end, e_src, e_dst, e_ptr, syms, 256 + len(calls), limits.max_dfa_states
+        n_states, start, end, e_src, e_dst, e_ptr, syms, 256 + len(calls), limits.max_dfa_states, minimize
     )
     if status == TOO_MANY:
         raise LimitExceededError("DFA size (states)", limits.max_dfa_states, "Limits(max_dfa_states=...)")
-    return _minimal_dfa(merged, table, accepting, start_live, len(calls))
+    return merged, table, accepting, start_live
 
 
 def _flatten(node: ir.Node, calls: dict[str, int]) -> Optional[tuple]:
-    """(graph states + 2, start, end, edge sources, targets, word offsets, symbols) with a
-    start state reading the prefix into the Graph's start and each final state reading the
-    suffix into `end`; None if some part is not a fixed word."""
-    if type(node) is ir.Graph:
-        graph, before, after = node, (), ()
-    elif type(node) is ir.Concat:
-        at = [i for i, item in enumerate(node.items) if type(item) is ir.Graph]
-        if len(at) != 1:
+    """(states, start, end, edge sources, targets, word offsets, symbols): a start state, an
+    end state, and per alternative of `node` (an Alt: anyOf over objects) the states of its
+    Graph, entered by the prefix word from the start, left by the suffix word from each final
+    state into the end (an alternative without a Graph: one word from start to end). None if
+    some part is not a fixed word, or no part is a Graph."""
+    branches = node.items if type(node) is ir.Alt else (node,)  # type: ignore[union-attr]
+    src: list[int] = []
+    dst: list[int] = []
+    ptr: list[int] = [0]
+    syms: list[int] = []
+    n = 2  # 0: start, 1: end
+    graphs = 0
+    for branch in branches:
+        shape = _around_graph(branch)
+        if shape is None:
+            word = _word(branch, calls)
+            if word is None:
+                return None
+            src.append(0)
+            dst.append(1)
+            syms += word
+            ptr.append(len(syms))
+            continue
+        graph, before, after = shape
+        prefix = _word_of_items(before, calls)
+        suffix = _word_of_items(after, calls)
+        if prefix is None or suffix is None:
             return None
-        graph, before, after = node.items[at[0]], node.items[: at[0]], node.items[at[0] + 1 :]
-    else:
-        return None
-    prefix = _word_of_items(before, calls)
-    suffix = _word_of_items(after, calls)
-    if prefix is None or suffix is None:
-        return None
-    n = graph.n_states
-    start, end = n, n + 1
-    src: list[int] = [start]
-    dst: list[int] = [graph.start]
-    ptr: list[int] = [0, len(prefix)]
-    syms: list[int] = list(prefix)
-    for u, v, m in graph.edges:
-        word = _word(m, calls)
-        if word is None:
-            return None
-        src.append(u)
-        dst.append(v)
-        syms += word
+        graphs += 1
+        src.append(0)
+        dst.append(n + graph.start)
+        syms += prefix
         ptr.append(len(syms))
-    for f in graph.finals:
-        src.append(f)
-        dst.append(end)
-        syms += suffix
-        ptr.append(len(syms))
+        for u, v, m in graph.edges:
+            word = _word(m, calls)
+            if word is None:
+                return None
+            src.append(n + u)
+            dst.append(n + v)
+            syms += word
+            ptr.append(len(syms))
+        for f in graph.finals:
+            src.append(n + f)
+            dst.append(1)
+            syms += suffix
+            ptr.append(len(syms))
+        n += graph.n_states
+    if not graphs:
+        return None
     as_ints = np.array
     return (
-        n + 2, start, end, as_ints(src, dtype=np.int64), as_ints(dst, dtype=np.int64),
+        n, 0, 1, as_ints(src, dtype=np.int64), as_ints(dst, dtype=np.int64),
         as_ints(ptr, dtype=np.int64), as_ints(syms, dtype=np.int64),
     )
+
+
+def _around_graph(node: ir.Node) -> Optional[tuple]:
+    """(the Graph, items before it, items after it) of a Graph or a Concat with one Graph."""
+    if type(node) is ir.Graph:
+        return node, (), ()
+    if type(node) is not ir.Concat:
+        return None
+    at = [i for i, item in enumerate(node.items) if type(item) is ir.Graph]  # type: ignore[union-attr]
+    if len(at) != 1:
+        return None
+    items = node.items  # type: ignore[union-attr]
+    return items[at[0]], items[: at[0]], items[at[0] + 1 :]
 
 
 def _word_of_items(items: tuple, calls: dict[str, int]) -> Optional[list[int]]:

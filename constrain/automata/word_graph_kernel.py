@@ -21,10 +21,11 @@ __all__ = ["DONE", "TOO_MANY", "determinize_words"]
 
 
 @numba.njit(cache=True, nogil=True)
-def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols, max_states):
+def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols, max_states, minimize):
     """(class per symbol, table, accepting, start live, status) of the minimal DFA, as
     minimize.minimal returns them; status TOO_MANY when a new state would be number
-    `max_states` (the other results are then empty)."""
+    `max_states` (the other results are then empty, as they are without `minimize`: a
+    check of the limit alone)."""
     n_edges = e_src.shape[0]
     end_pos = syms.shape[0]
     edge_of = np.empty(end_pos, dtype=np.int64)
@@ -198,6 +199,8 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
             rows[k, col_of[x]] = slots[j, 1]
         k += 1
 
+    if not minimize:
+        return np.empty(0, dtype=np.int32), rows[:0].copy(), np.zeros(0, dtype=np.bool_), True, DONE
     accepting = np.zeros(cnt, dtype=np.bool_)
     for q in range(cnt):
         if set_ptr[q + 1] > set_ptr[q] and set_data[set_ptr[q + 1] - 1] == end_pos:

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constrain.automata import ir
-from constrain.automata.dfa import determinize
+from constrain.automata.dfa import check_subsets, determinize
 from constrain.automata.nfa import build_nfa
 from constrain.automata.rule_facts import callees
-from constrain.automata.word_graph import word_graph_dfa
+from constrain.automata.word_graph import word_graph_dfa, word_graph_fits
 from constrain.errors import EmptyLanguageError, LimitExceededError
 from constrain.limits import Limits
 
@@ -55,8 +55,17 @@ def word_graphs(draw):
     return ir.Concat((ir.literal(draw(st.sampled_from(["{", "[", ""]))), graph, ir.literal(draw(st.sampled_from(["}", ""])))))
 
 
+@st.composite
+def rules(draw):
+    """A word graph, or an Alt of them and of words (anyOf over objects)."""
+    if draw(st.booleans()):
+        return draw(word_graphs())
+    branches = draw(st.lists(st.one_of(word_graphs(), edge_nodes()), min_size=2, max_size=3))
+    return ir.Alt(tuple(branches))
+
+
 @settings(max_examples=400, deadline=None)
-@given(word_graphs())
+@given(rules())
 def test_same_dfa_as_the_general_construction(node):
     calls = {name: k for k, name in enumerate(callees(node))}
     try:
@@ -66,7 +75,11 @@ def test_same_dfa_as_the_general_construction(node):
             word_graph_dfa(node, calls, LIMITS)
         return
     got = word_graph_dfa(node, calls, LIMITS)
-    assert got is not None and got.minimal
+    if got is None:  # an Alt without a Graph
+        assert type(node) is ir.Alt and not any(type(b) is ir.Graph or type(b) is ir.Concat and any(
+            type(i) is ir.Graph for i in b.items) for b in node.items)
+        return
+    assert got.minimal
     assert same_arrays(got, expected)
 
 
@@ -103,6 +116,8 @@ def test_an_object_rule():
     ir.Graph(2, 0, (1,), ((0, 1, ir.chars([(97, 99)])),)),  # a class, not one byte
     ir.Concat((ir.literal("x"), ir.call("v"))),  # no Graph
     ir.Concat((ir.Graph(1, 0, (0,), ()), ir.Graph(1, 0, (0,), ()))),  # two
+    ir.Alt((ir.literal("x"), ir.literal("y"))),  # an Alt of words only
+    ir.Alt((ir.Graph(1, 0, (0,), ()), ir.repeat(ir.literal("x"), 0, 2))),  # a branch not a word
 ])
 def test_other_shapes_take_the_general_path(node):
     assert word_graph_dfa(node, {name: k for k, name in enumerate(callees(node))}, LIMITS) is None
@@ -116,5 +131,13 @@ def test_the_state_limit_holds():
     graph = ir.Graph(k + 2, 0, (k + 1,), tuple(edges))
     with pytest.raises(LimitExceededError):
         word_graph_dfa(graph, {}, Limits(max_dfa_states=100))
+    with pytest.raises(LimitExceededError):
+        word_graph_fits(graph, {}, Limits(max_dfa_states=100))
+    assert word_graph_fits(graph, {}, Limits(max_dfa_states=128))
+    with pytest.raises(LimitExceededError):
+        word_graph_fits(graph, {}, Limits(max_dfa_states=127))
+    with pytest.raises(LimitExceededError):  # the subset construction counts alike
+        check_subsets(build_nfa(graph, LIMITS.max_nfa_states, {}), Limits(max_dfa_states=127))
+    check_subsets(build_nfa(graph, LIMITS.max_nfa_states, {}), Limits(max_dfa_states=128))
     dfa = word_graph_dfa(graph, {}, LIMITS)
     assert dfa.n_states == 2 ** (k + 1) and same_arrays(dfa, general(graph, {}))
