@@ -60,7 +60,8 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
                 n_cols += 1
             col_of[x] = unused_col
 
-    rows = np.full((64, n_cols), -1, dtype=np.int32)
+    # (a check of the limit keeps no transitions: rows one column wide, never written)
+    rows = np.full((64, n_cols if minimize else 1), -1, dtype=np.int32)
     set_ptr = np.zeros(65, dtype=np.int64)
     set_data = np.empty(64 + end_pos, dtype=np.int64)
     slots = np.full((256, 2), -1, dtype=np.int64)
@@ -70,6 +71,9 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
     out = np.empty(end_pos + 1, dtype=np.int64)
     sym_tag = np.zeros(n_symbols, dtype=np.int64)
     sym_list = np.empty(n_symbols, dtype=np.int64)
+    sym_count = np.zeros(n_symbols, dtype=np.int64)
+    sym_begin = np.zeros(n_symbols, dtype=np.int64)
+    bucket = np.empty(end_pos + 1, dtype=np.int64)
     tag = 1
 
     # The start set: the closure of the start state.
@@ -107,23 +111,40 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
 
     k = 0
     while k < cnt:
+        # The state's positions bucketed by symbol (a counting sort, in position order):
+        # each symbol's targets come from its bucket, not from a pass over the whole set
+        # (states at the start of a member hold one position per optional member left).
         lo, hi = set_ptr[k], set_ptr[k + 1]
         n_syms = 0
         for i in range(lo, hi):
             p = set_data[i]
-            if p != end_pos and sym_tag[syms[p]] != k + 1:
-                sym_tag[syms[p]] = k + 1
-                sym_list[n_syms] = syms[p]
-                n_syms += 1
+            if p != end_pos:
+                x = syms[p]
+                if sym_tag[x] != k + 1:
+                    sym_tag[x] = k + 1
+                    sym_list[n_syms] = x
+                    sym_count[x] = 0
+                    n_syms += 1
+                sym_count[x] += 1
+        total = 0
+        for t in range(n_syms):
+            x = sym_list[t]
+            sym_begin[x] = total
+            total += sym_count[x]
+            sym_count[x] = sym_begin[x]  # (now the fill pointer)
+        for i in range(lo, hi):
+            p = set_data[i]
+            if p != end_pos:
+                x = syms[p]
+                bucket[sym_count[x]] = p
+                sym_count[x] += 1
         for t in range(n_syms):
             x = sym_list[t]
             tag += 1
             m = 0
             top = 0
-            for i in range(lo, hi):
-                p = set_data[i]
-                if p == end_pos or syms[p] != x:
-                    continue
+            for b in range(sym_begin[x], sym_count[x]):
+                p = bucket[b]
                 e = edge_of[p]
                 if p + 1 < e_ptr[e + 1]:
                     if pos_tag[p + 1] != tag:
@@ -196,7 +217,8 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
                 slots[j, 0] = h
                 slots[j, 1] = cnt
                 cnt += 1
-            rows[k, col_of[x]] = slots[j, 1]
+            if minimize:
+                rows[k, col_of[x]] = slots[j, 1]
         k += 1
 
     if not minimize:
