@@ -71,6 +71,7 @@ def _flatten(node: ir.Node, calls: dict[str, int]) -> Optional[tuple]:
     syms: list[int] = []
     n = 2  # 0: start, 1: end
     graphs = 0
+    words: dict[int, Optional[list[int]]] = {}  # per edge node: graphs share member nodes
     for branch in branches:
         shape = _around_graph(branch)
         if shape is None:
@@ -93,7 +94,9 @@ def _flatten(node: ir.Node, calls: dict[str, int]) -> Optional[tuple]:
         syms += prefix
         ptr.append(len(syms))
         for u, v, m in graph.edges:
-            word = _word(m, calls)
+            word = words.get(id(m), False)
+            if word is False:
+                word = words[id(m)] = _word(m, calls)
             if word is None:
                 return None
             src.append(n + u)

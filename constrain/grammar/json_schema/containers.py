@@ -107,10 +107,19 @@ def object_graph(
             todo.append(dst)
         edges.append((src, index[dst], node))
 
+    made: dict[tuple, ir.Node] = {}
+
     def member(sep: ir.Node, m: Member, value: Optional[ir.Node]) -> ir.Node:
         # The key stays one (shared) item, not flattened into its characters: the same
         # language and NFA, and the rule facts visit four items instead of one per character.
-        return ir.Concat((*_items(sep), string_literal(m.key, canonical=True), *_items(colon), m.value if value is None else value))
+        # One node per (separator, key, value): the edges of every graph state that reads the
+        # same member share it, and what the compiler learns about it (hash, callees, word).
+        v = m.value if value is None else value
+        key = (sep is comma, m.key, id(v))
+        node = made.get(key)
+        if node is None:
+            node = made[key] = ir.Concat((*_items(sep), string_literal(m.key, canonical=True), *_items(colon), v))
+        return node
 
     def present(f: Any, m: Member) -> list:
         return [(None, f)] if conditions is None else conditions.present(f, m.key)
