@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from .minimize import minimal
-from .subset import TOO_MANY, _find, _grow, _hash
+from .subset import TOO_MANY, _find, _grow
 
 DONE = 0
 __all__ = ["DONE", "TOO_MANY", "determinize_words"]
@@ -70,52 +70,20 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
     stack = np.empty(n_states, dtype=np.int64)
     out = np.empty(end_pos + 1, dtype=np.int64)
     sym_tag = np.zeros(n_symbols, dtype=np.int64)
-    sym_list = np.empty(n_symbols, dtype=np.int64)
+    sym_list = np.zeros(n_symbols, dtype=np.int64)  # (row -1 reads one empty bucket: symbol 0's)
     sym_count = np.zeros(n_symbols, dtype=np.int64)
     sym_begin = np.zeros(n_symbols, dtype=np.int64)
     bucket = np.empty(end_pos + 1, dtype=np.int64)
     tag = 1
 
-    # The start set: the closure of the start state.
-    m = 0
-    stack[0] = start
-    state_tag[start] = tag
-    top = 1
-    while top > 0:
-        top -= 1
-        u = stack[top]
-        if u == end:
-            out[m] = end_pos
-            m += 1
-        for i in range(out_ptr[u], out_ptr[u + 1]):
-            e = out_e[i]
-            if e_ptr[e + 1] > e_ptr[e]:
-                p = e_ptr[e]
-                if pos_tag[p] != tag:
-                    pos_tag[p] = tag
-                    out[m] = p
-                    m += 1
-            elif state_tag[e_dst[e]] != tag:
-                state_tag[e_dst[e]] = tag
-                stack[top] = e_dst[e]
-                top += 1
-    out[:m].sort()
-    for i in range(m):
-        set_data[i] = out[i]
-    set_ptr[1] = m
-    h = _hash(set_data[:m])
-    j = _find(slots, set_ptr, set_data, set_data[:m], h)
-    slots[j, 0] = h
-    slots[j, 1] = 0
-    cnt = 1
-
-    k = 0
+    cnt = 0
+    k = -1  # (row -1: the start set, the closure of the start state, read from nowhere)
     while k < cnt:
         # The state's positions bucketed by symbol (a counting sort, in position order):
         # each symbol's targets come from its bucket, not from a pass over the whole set
         # (states at the start of a member hold one position per optional member left).
-        lo, hi = set_ptr[k], set_ptr[k + 1]
-        n_syms = 0
+        lo, hi = (set_ptr[k], set_ptr[k + 1]) if k >= 0 else (0, 0)
+        n_syms = 0 if k >= 0 else 1
         for i in range(lo, hi):
             p = set_data[i]
             if p != end_pos:
@@ -143,6 +111,10 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
             tag += 1
             m = 0
             top = 0
+            if k < 0:
+                state_tag[start] = tag
+                stack[0] = start
+                top = 1
             for b in range(sym_begin[x], sym_count[x]):
                 p = bucket[b]
                 e = edge_of[p]
@@ -217,7 +189,7 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
                 slots[j, 0] = h
                 slots[j, 1] = cnt
                 cnt += 1
-            if minimize:
+            if minimize and k >= 0:
                 rows[k, col_of[x]] = slots[j, 1]
         k += 1
 
