@@ -9,13 +9,15 @@ to be read, a position at a word's end continuing in the closure of the edge's t
 the minimization. The result is the minimal DFA of the same language, numbered as
 determinize numbers it (tests/automata/test_word_graph.py compares the arrays).
 
-Rules of any other shape (whitespace runs, key patterns inline, alternatives on an edge)
-return None and take the general path.
+An Alt of such rules (anyOf over objects) is one graph with a shared start and end. Rules of
+any other shape (whitespace runs, key patterns inline, alternatives on an edge) return None
+and take the general path. compile_rules also checks the limits of large rules here, without
+minimizing (word_graph_fits).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -24,7 +26,11 @@ from ..limits import Limits
 from . import ir
 from .nfa import _chain
 
-def word_graph_dfa(node: ir.Node, calls: dict[str, int], limits: Limits):
+if TYPE_CHECKING:
+    from .dfa import DFA
+
+
+def word_graph_dfa(node: ir.Node, calls: dict[str, int], limits: Limits) -> "Optional[DFA]":
     """The minimal DFA of `node` when it is a Graph of words between fixed prefix and suffix
     words, or an Alt of such (and of words), else None. Calls are symbol 256 + their column
     in `calls`."""
@@ -71,7 +77,7 @@ def _flatten(node: ir.Node, calls: dict[str, int]) -> Optional[tuple]:
     syms: list[int] = []
     n = 2  # 0: start, 1: end
     graphs = 0
-    words: dict[int, Optional[list[int]]] = {}  # per edge node: graphs share member nodes
+    words: dict[int, Any] = {}  # per edge node (its word, or None): graphs share member nodes
     for branch in branches:
         shape = _around_graph(branch)
         if shape is None:
