@@ -76,16 +76,16 @@ class UnsatisfiableSchemaError(SchemaError):
 
 
 class UnsupportedSchemaError(SchemaError):
-    """The schema uses a keyword (or a value of one) that cannot be enforced exactly; with
-    strict=False it is relaxed instead and listed in the compile's relaxations."""
+    """The schema uses a keyword (or a value of one) that cannot be enforced exactly. Where
+    `relaxable`, strict=False relaxes it instead (listed in the compile's relaxations); limits
+    of the translation itself (too many cases, a pattern it cannot read) stay errors."""
 
-    def __init__(self, keyword: str, pointer: str, why: str = "") -> None:
+    def __init__(self, keyword: str, pointer: str, why: str = "", relaxable: bool = False) -> None:
         detail = f": {why}" if why else ""
-        super().__init__(
-            f"keyword {keyword!r} is not supported here{detail}; compile with strict=False to relax it",
-            pointer,
-        )
+        hint = "compile with strict=False to relax it" if relaxable else "strict=False does not relax it"
+        super().__init__(f"keyword {keyword!r} is not supported here{detail}; {hint}", pointer)
         self.keyword = keyword
+        self.relaxable = relaxable
 
 
 class TooManyAlternativesError(UnsupportedSchemaError):

@@ -286,6 +286,21 @@ def test_errors_name_the_pointer(compiler):
         )
 
 
+def test_errors_say_whether_strict_false_relaxes(compiler):
+    """Only keywords the translation can widen suggest strict=False; limits of the translation
+    itself (here a pattern with a backreference) say that it does not help."""
+    schema = {"type": "integer", "multipleOf": 0.123456789}
+    with pytest.raises(UnsupportedSchemaError, match="compile with strict=False to relax it") as info:
+        compiler.compile_json_schema(schema)
+    assert info.value.relaxable
+    assert compiler.compile_json_schema(schema, strict=False).relaxations
+    schema = {"type": "string", "pattern": "^(a)\\1$"}
+    for strict in (True, False):
+        with pytest.raises(UnsupportedSchemaError, match="strict=False does not relax it") as info:
+            compiler.compile_json_schema(schema, strict=strict)
+        assert not info.value.relaxable
+
+
 def test_property_order_any_and_forbid(compiler):
     schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a"]}
     any_order = compiler.compile_json_schema(schema, property_order="any")

@@ -148,7 +148,7 @@ class Translator:
     # -- helpers -------------------------------------------------------------------------------
     def unsupported(self, keyword: str, pointer: str, why: str = "") -> None:
         if self.opts.strict:
-            raise UnsupportedSchemaError(keyword, pointer, why)
+            raise UnsupportedSchemaError(keyword, pointer, why, relaxable=True)
         self.relaxations.append(f"{keyword} at {pointer}" + (f": {why}" if why else ""))
 
     def resolve(self, ref: Any, pointer: str, holder: Optional[dict] = None) -> tuple[str, Any]:
