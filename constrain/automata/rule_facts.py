@@ -321,7 +321,9 @@ class FirstCalls:
 
 def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
     """`node` with the calls of `dead` rules replaced by NOTHING (the same language over the
-    other rules' calls)."""
+    other rules' calls), and the parts that can then match nothing dropped: a sequence with
+    such a part, an alternative, a graph edge (an object member whose value is `false` leaves
+    the object a graph of fixed words that word_graph determinizes directly)."""
     memo: dict[int, ir.Node] = {}
 
     def go(n: ir.Node) -> ir.Node:
@@ -333,15 +335,21 @@ def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
         elif isinstance(n, ir.RuleRef):
             out = ir.NOTHING
         elif isinstance(n, ir.Concat):
-            out = _same_or(n, ir.Concat, tuple(go(m) for m in n.items))
+            items = tuple(go(m) for m in n.items)
+            out = ir.NOTHING if any(map(_is_nothing, items)) else _same_or(n, ir.Concat, items)
         elif isinstance(n, ir.Alt):
-            out = _same_or(n, ir.Alt, tuple(go(m) for m in n.items))
+            items = tuple(m for m in map(go, n.items) if not _is_nothing(m))
+            out = ir.NOTHING if not items else items[0] if len(items) == 1 else _same_or(n, ir.Alt, items)
         elif isinstance(n, ir.Repeat):
             item = go(n.item)
-            out = n if item is n.item else ir.Repeat(item, n.min, n.max)
+            if _is_nothing(item):
+                out = ir.EMPTY if n.min == 0 else ir.NOTHING
+            else:
+                out = n if item is n.item else ir.Repeat(item, n.min, n.max)
         elif isinstance(n, ir.Graph):
-            edges = tuple((a, b, go(m)) for a, b, m in n.edges)
-            out = n if all(e[2] is f[2] for e, f in zip(edges, n.edges)) else ir.Graph(n.n_states, n.start, n.finals, edges)
+            edges = tuple((a, b, m) for a, b, m in ((a, b, go(m)) for a, b, m in n.edges) if not _is_nothing(m))
+            same = len(edges) == len(n.edges) and all(e[2] is f[2] for e, f in zip(edges, n.edges))
+            out = n if same else ir.Graph(n.n_states, n.start, n.finals, edges)
         else:
             out = n
         memo[id(n)] = out
@@ -350,5 +358,9 @@ def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
     return go(node)
 
 
+def _is_nothing(n: ir.Node) -> bool:
+    return type(n) is ir.Chars and not n.ranges  # type: ignore[union-attr]
+
+
 def _same_or(n, cls, items: tuple) -> ir.Node:
-    return n if all(a is b for a, b in zip(items, n.items)) else cls(items)
+    return n if len(items) == len(n.items) and all(a is b for a, b in zip(items, n.items)) else cls(items)

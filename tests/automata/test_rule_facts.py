@@ -11,7 +11,7 @@ from constrain import GrammarError, LimitExceededError
 from constrain.automata import ir
 from constrain.automata.dfa import minimize
 from constrain.automata.nfa import nfa_states
-from constrain.automata.rule_facts import callees, first_calls, nullable_rules, productive_rules
+from constrain.automata.rule_facts import callees, first_calls, nullable_rules, productive_rules, without_calls
 from constrain.automata.rules import _rule_dfa, compile_rules
 from constrain.errors import EmptyLanguageError
 from constrain.limits import Limits
@@ -210,3 +210,58 @@ def test_large_rules_meet_their_limits_and_wait_for_their_first_use():
     assert rs.dfas[rs.names.index("subsets")].accepts(b"x" * (EAGER_NFA_STATES - 1) + b"y")
     with pytest.raises(LimitExceededError, match="max_dfa_states"):
         compile_rules(rules, "start", Limits(max_dfa_states=EAGER_NFA_STATES // 2))
+
+
+def _substituted(node, dead):
+    """Calls of `dead` rules replaced by NOTHING, nothing else changed (the plain reading)."""
+    if isinstance(node, ir.RuleRef):
+        return ir.NOTHING if node.name in dead else node
+    if isinstance(node, (ir.Concat, ir.Alt)):
+        return type(node)(tuple(_substituted(m, dead) for m in node.items))
+    if isinstance(node, ir.Repeat):
+        return ir.Repeat(_substituted(node.item, dead), node.min, node.max)
+    if isinstance(node, ir.Graph):
+        return ir.Graph(node.n_states, node.start, node.finals, tuple((a, b, _substituted(m, dead)) for a, b, m in node.edges))
+    return node
+
+
+def _same_language(a, b) -> bool:
+    """Product walk of two rule DFAs over bytes and calls by name."""
+    (da, ca), (db, cb) = a, b
+    symbols = [("byte", x) for x in range(256)] + [("call", c) for c in sorted(set(ca) | set(cb))]
+
+    def step(dfa, cs, q, sym):
+        if q < 0:
+            return -1
+        kind, x = sym
+        if kind == "byte":
+            return int(dfa.table[q, dfa.byte_classes[x]])
+        return int(dfa.table[q, dfa.call_classes[cs.index(x)]]) if x in cs else -1
+
+    seen, todo = {(0, 0)}, [(0, 0)]
+    while todo:
+        p, q = todo.pop()
+        if (p >= 0 and da.accepting[p]) != (q >= 0 and db.accepting[q]):
+            return False
+        for sym in symbols:
+            nxt = (step(da, ca, p, sym), step(db, cb, q, sym))
+            if nxt != (-1, -1) and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return True
+
+
+@settings(max_examples=200, deadline=None)
+@given(_node(3), st.sets(st.sampled_from(NAMES), min_size=1))
+def test_without_calls_prunes_to_the_same_language(node, dead):
+    """Dropping the sequences, alternatives and graph edges that a dead call leaves empty keeps
+    the language (and leaves object graphs of fixed words, see word_graph)."""
+    pruned = without_calls(node, frozenset(dead))
+    assert _same_language(_dfa(_substituted(node, dead)), _dfa(pruned))
+
+
+def test_a_dead_member_leaves_an_object_of_words():
+    member = ir.concat(ir.literal(',"a":'), ir.RuleRef("dead"))
+    graph = ir.Graph(2, 0, (0, 1), ((0, 1, ir.concat(ir.literal('"b":'), ir.RuleRef("v"))), (1, 1, member)))
+    pruned = without_calls(ir.concat(ir.literal("{"), graph, ir.literal("}")), frozenset({"dead"}))
+    assert pruned.items[1].edges == graph.edges[:1]
