@@ -14,6 +14,7 @@ from constrain.grammar.json_schema.hex_ranges import unicode_escapes
 from constrain.grammar.json_schema.lexical import (
     NUMBER,
     encode,
+    encode_chars,
     quoted,
     string_body,
     string_literal,
@@ -85,6 +86,16 @@ def test_encoded_patterns_judge_the_decoded_value(pattern, value, rng):
     expected = re.fullmatch(pattern, value, re.ASCII) is not None
     for spelling in _spellings(value, rng):
         assert _accepts(dfa, spelling) == expected, spelling
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 0x10FFFF), st.integers(0, 0x2000)), min_size=1, max_size=3), st.booleans())
+def test_wide_character_sets_encode_as_the_same_language(spans, canonical):
+    """encode gives wide sets as an embedded DFA: the same minimal DFA as the spelled IR."""
+    ranges = ir.chars([(lo, min(lo + width, 0x10FFFF)) for lo, width in spans]).ranges
+    a = compile_ir(ir.concat(ir.literal("x"), ir.repeat(encode(ir.Chars(ranges), canonical), 1, None)))
+    b = compile_ir(ir.concat(ir.literal("x"), ir.repeat(encode_chars(ranges, canonical), 1, None)))
+    assert (a.byte_classes == b.byte_classes).all() and (a.table == b.table).all() and (a.accepting == b.accepting).all()
 
 
 @settings(max_examples=200, deadline=None)

@@ -68,7 +68,7 @@ def encode_chars(ranges: Ranges, canonical: bool = False) -> ir.Node:
 def encode(node: ir.Node, canonical: bool = False) -> ir.Node:
     """Map an IR over decoded characters to the IR of their JSON string spellings."""
     if isinstance(node, ir.Chars):
-        return encode_chars(node.ranges, canonical)
+        return _encoded_char(node.ranges, canonical)
     if isinstance(node, ir.Concat):
         return ir.Concat(tuple(encode(n, canonical) for n in node.items))
     if isinstance(node, ir.Alt):
@@ -79,6 +79,19 @@ def encode(node: ir.Node, canonical: bool = False) -> ir.Node:
         edges = tuple((u, v, encode(n, canonical)) for u, v, n in node.edges)
         return ir.Graph(node.n_states, node.start, node.finals, edges)
     raise TypeError(f"cannot JSON-encode IR node {type(node).__name__}")
+
+
+@lru_cache(maxsize=4096)
+def _encoded_char(ranges: Ranges, canonical: bool) -> ir.Node:
+    """encode_chars, as its minimal DFA where the set is wide (`.`, `[^/]`, `\\S`): one
+    character of a pattern is then a dozen states copied in, not some fifteen UTF-8
+    sequences and escapes built node by node at every use."""
+    spelled = encode_chars(ranges, canonical)
+    if sum(hi - lo for lo, hi in ranges) < 0x80:
+        return spelled
+    from ...automata import compile_ir
+
+    return ir.Embedded(compile_ir(spelled))
 
 
 def string_body(min_len: int = 0, max_len: Optional[int] = None, canonical: bool = False) -> ir.Node:
