@@ -107,17 +107,27 @@ def _key_parts(key: str) -> tuple[list[int], list[int], list[int], list[int], li
     bytes per set; the bytes), or None if one of its characters has no spelling."""
     cps, forms_per_char, sets_per_form, bytes_per_set, flat = [], [], [], [], []
     for ch in key:
-        forms = spellings(ord(ch))
-        if not forms:
+        parts = _char_parts(ord(ch))
+        if parts is None:
             return None
         cps.append(ord(ch))
-        forms_per_char.append(len(forms))
-        for form in forms:
-            sets_per_form.append(len(form))
-            for byte_set in form:
-                bytes_per_set.append(len(byte_set))
-                flat += byte_set
+        forms_per_char.append(parts[0])
+        sets_per_form += parts[1]
+        bytes_per_set += parts[2]
+        flat += parts[3]
     return cps, forms_per_char, sets_per_form, bytes_per_set, flat
+
+
+@lru_cache(maxsize=4096)
+def _char_parts(c: int) -> tuple[int, list[int], list[int], list[int]] | None:
+    """One character's part of _key_parts (keys share their characters)."""
+    forms = spellings(c)
+    if not forms:
+        return None
+    sets_per_form = [len(form) for form in forms]
+    bytes_per_set = [len(byte_set) for form in forms for byte_set in form]
+    flat = [b for form in forms for byte_set in form for b in byte_set]
+    return len(forms), sets_per_form, bytes_per_set, flat
 
 
 def other_keys_bound(any_string: DFA, named: tuple[str, ...]) -> int:
