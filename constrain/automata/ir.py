@@ -95,6 +95,8 @@ def literal(text: str) -> Node:
 
 
 def concat(*items: Node) -> Node:
+    if len(items) == 1:
+        return items[0]  # (the same node, not a copy: what the compiler learns stays on it)
     flat: list[Node] = []
     for it in items:
         if isinstance(it, Concat):
@@ -105,6 +107,8 @@ def concat(*items: Node) -> Node:
 
 
 def alt(*items: Node) -> Node:
+    if len(items) == 1:
+        return items[0]  # (the same node, not a copy: what the compiler learns stays on it)
     flat: list[Node] = []
     for it in items:
         if isinstance(it, Alt):

@@ -363,3 +363,21 @@ def test_presence_only_dependencies(compiler):
     for doc in ({"begin": 1}, {"end": 1}, {"aql": 1, "pattern": 2}, {"pattern": 2, "aql": 1}):
         assert not jsonschema.Draft7Validator(schema).is_valid(doc)
         assert not grammar.accepts(_compact(doc)), doc
+
+
+def test_plain_leaf_schemas_share_one_node():
+    """Plain strings, booleans and integers recur hundreds of times in large schemas: each is one
+    IR node, so what the compiler learns about it (hash, callees, rule DFA) is learned once."""
+    from constrain.grammar.json_schema.options import JsonSchemaOptions
+    from constrain.grammar.json_schema.translate import Translator
+
+    leaves = {"s": {"type": "string"}, "b": {"type": "boolean"}, "i": {"type": "integer"}}
+    schema = {"type": "object", "properties": {
+        **{f"{k}1": v for k, v in leaves.items()},
+        **{f"{k}2": {**v, "description": "another sub-schema"} for k, v in leaves.items()},
+    }}
+    translator = Translator(schema, JsonSchemaOptions("compact", "schema", "schema", True))
+    translator.translate()
+    for k in leaves:
+        first, second = (translator.rules[translator.rule_of[id(schema["properties"][f"{k}{n}"])]] for n in (1, 2))
+        assert first is second, k

@@ -15,13 +15,13 @@ from typing import Any, Callable, Optional, Sequence
 from ...automata import compile_ir, ir
 from ...automata.algebra import difference
 from ...limits import Limits
-from .lexical import quoted, string_body, string_literal
+from .lexical import any_string as any_string_node, string_literal
 from .spelled_keys import other_keys_bound, other_keys_dfa
 
 
 @lru_cache(maxsize=1)
 def _any_string_dfa():
-    return compile_ir(quoted(string_body()))
+    return compile_ir(any_string_node())
 
 
 def other_keys(named: Sequence[str]) -> ir.Node:

@@ -30,6 +30,7 @@ NUMBER = ir.concat(
     ),
 )
 TRUE, FALSE, NULL = ir.literal("true"), ir.literal("false"), ir.literal("null")
+BOOLEAN = ir.alt(TRUE, FALSE)
 
 
 def _intersect(a: Ranges, b: Ranges) -> Ranges:
@@ -114,6 +115,13 @@ def _bounded_body(min_len: int, max_len: Optional[int], canonical: bool):
     from ...automata.algebra import bounded_repeat
 
     return bounded_repeat(_char_dfa(canonical), min_len, max_len)
+
+
+@lru_cache(maxsize=2)
+def any_string(canonical: bool = False) -> ir.Node:
+    """Every JSON string, one shared node (a plain `{"type": "string"}` is in most schemas,
+    hundreds of times in some: the facts the compiler keeps on a node are learned once)."""
+    return quoted(string_body(canonical=canonical))
 
 
 def quoted(body: ir.Node) -> ir.Node:

@@ -4,6 +4,7 @@ bounds via integer part ranges plus the fraction rule at the bounds (no exponent
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Optional
 
 from ...automata import compile_ir, ir, parse_regex
@@ -43,6 +44,13 @@ def integer_ir(lo, lo_ex, hi, hi_ex) -> ir.Node:
     b = None if hi is None else (math.ceil(hi) - 1 if hi_ex else math.floor(hi))
     if a is not None and b is not None and a > b:
         return ir.NOTHING
+    return _integers(a, b)
+
+
+@lru_cache(maxsize=1024)
+def _integers(a: Optional[int], b: Optional[int]) -> ir.Node:
+    """One node per bounds: `integer` recurs in every schema, and what the compiler learns
+    about a node (hash, callees, size, its rule DFA) stays on it."""
     return ir.concat(integer_range(a, b), ir.repeat(_ZERO_FRACTION, 0, 1))
 
 

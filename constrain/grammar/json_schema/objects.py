@@ -213,10 +213,10 @@ def _any_key() -> DFA:
 
 def _restrict(region: ir.Node, allowed: DFA) -> Optional[ir.Node]:
     """Keys of `region` that propertyNames allows (None: none)."""
+    if type(region) is ir.Chars and not region.ranges:  # type: ignore[union-attr]
+        return None
     if allowed is _any_key():
         return region
-    if region is ir.NOTHING:
-        return None
     try:
         dfa = region.dfa if isinstance(region, ir.Embedded) else compile_ir(region)
         return ir.Embedded(intersect(dfa, allowed))

@@ -55,7 +55,7 @@ def string_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
     not_formats = [f for f in schema.get(NOT_FORMATS, []) if f in FORMATS]
     excluded = [v for v in schema.get(NOT_ENUM, []) if isinstance(v, str)]
     if not (patterns or formats or not_patterns or not_formats) and hi is None and lo == 0:
-        node: ir.Node = lexical.quoted(lexical.string_body())  # every spelling: one small loop
+        node: ir.Node = lexical.any_string()  # every spelling: one small loop
     elif not (patterns or formats or not_patterns or not_formats) and hi is not None and hi > LONG and lo < BLOCK:
         node = lexical.quoted(_long_body(tr, lo, hi))
     else:
@@ -188,7 +188,7 @@ def key_language(tr: "Translator", schema: Any, pointer: str) -> Optional[DFA]:
     parts: list[ir.Node] = []
     for alt in alternatives(schema, pointer, tr):
         if alt is True:
-            parts.append(lexical.quoted(lexical.string_body()))
+            parts.append(lexical.any_string())
             continue
         if "const" in alt or "enum" in alt:
             values = [alt["const"]] if "const" in alt else list(alt["enum"])

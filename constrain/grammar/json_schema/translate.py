@@ -227,7 +227,7 @@ class Translator:
         if t == "null":
             return lexical.NULL
         if t == "boolean":
-            return ir.alt(lexical.TRUE, lexical.FALSE)
+            return lexical.BOOLEAN
         if t == "string":
             return string_node(self, schema, pointer)
         if t in ("number", "integer"):
