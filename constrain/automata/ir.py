@@ -137,8 +137,9 @@ class Embedded:
 class Deferred(Embedded):
     """An Embedded DFA built on the first use of `.dfa`: most rules of a grammar are never
     reached by the first masks, so the automata only they need wait. Its language must be
-    non-empty and lack the empty string (rule facts take both for granted), and have at most
-    `max_states` states (NFA sizes are checked against that bound before the DFA exists)."""
+    non-empty and lack the empty string (rule facts take both for granted), be prefix-free (no
+    word extends another: quoted strings), and have at most `max_states` states (NFA sizes and
+    limits are checked against that bound before the DFA exists)."""
 
     def __init__(self, make: Callable[[], object], max_states: int) -> None:
         object.__setattr__(self, "_make", make)

@@ -265,3 +265,25 @@ def test_a_dead_member_leaves_an_object_of_words():
     graph = ir.Graph(2, 0, (0, 1), ((0, 1, ir.concat(ir.literal('"b":'), ir.RuleRef("v"))), (1, 1, member)))
     pruned = without_calls(ir.concat(ir.literal("{"), graph, ir.literal("}")), frozenset({"dead"}))
     assert pruned.items[1].edges == graph.edges[:1]
+
+
+def test_a_deferred_key_member_under_the_limit_waits_for_first_use():
+    """A member of an object's other keys (a Deferred key language, `:`, a call) over the
+    eager size: its DFA provably meets the state limit, so compile_rules does not build it to
+    check; under a lower limit it does."""
+    from constrain.automata import compile_ir
+
+    made: list[int] = []
+    keys = compile_ir(ir.alt(ir.literal('"a"'), ir.literal('"bc"')))
+    deferred = ir.Deferred(lambda: made.append(1) or keys, 20_000)
+    rules = {
+        "start": ir.concat(ir.literal("{"), ir.RuleRef("member"), ir.literal("}")),
+        "member": ir.concat(deferred, ir.literal(":"), ir.RuleRef("value")),
+        "value": ir.literal("1"),
+    }
+    assert nfa_states(rules["member"]) > 10_000  # (rules.EAGER_NFA_STATES: checked at compile)
+    rs = compile_rules(rules, "start")
+    assert not made
+    assert rs.n_built == 0
+    compile_rules(rules, "start", Limits(max_dfa_states=15_000))
+    assert made == [1]
