@@ -12,7 +12,7 @@ from .slices import TokenSlice
 
 
 class SliceProofs:
-    """Worth flags and slice depths per DFA object, shared by every automaton over one
+    """Slice depths per DFA object, shared by every automaton over one
     vocabulary index. Rule DFAs are shared between grammars (rules.py caches them per rule),
     so a string, number or format rule (an email's DFA: 0.5 ms) is analysed once per process,
     not once per grammar. Entries hold their DFA, so an id is never reused while cached."""
@@ -43,29 +43,24 @@ class SliceChooser:
     def __init__(self, slices: tuple[TokenSlice, ...], proofs: Optional[SliceProofs] = None) -> None:
         self.slices = slices
         # One whole unit per slice (-1: none): a state where it is dead is not worth a slice,
-        # found without _worth's pass over the DFA (object rules are new in every grammar,
-        # and their states read punctuation).
+        # found by one lookup before _worth indexes the slice's units (object rules are new
+        # in every grammar, and their states read punctuation).
         self._probes = tuple(int(sl.whole_units[0]) if sl.whole_units.size else -1 for sl in slices)
         self._depths: dict[tuple[int, int], np.ndarray] = {}
-        self._worth_of: dict[tuple[int, int], np.ndarray] = {}
+        self._worth_of: dict[tuple[int, int, int], bool] = {}
         self._proofs = proofs
 
-    def _worth(self, key: int, k: int, dfa: DFA) -> np.ndarray:
-        """Bool per state, asked before the first analysis of a DFA: does every byte that is a
-        whole unit of slice k live there? Only then can the slice hold many allowed tokens;
-        elsewhere (object and array syntax, numbers, patterns) the plain walk is cheap or the
-        slice cannot apply, and most rules never reach a state that repays the analysis."""
-        worth = self._worth_of.get((key, k))
-        if worth is None:
-            proofs = self._proofs
-            worth = proofs.get("worth", k, dfa, b"") if proofs is not None else None
-            if worth is None:
-                cols = np.unique(dfa.byte_classes[self.slices[k].whole_units])
-                worth = (dfa.table[:, cols] >= 0).all(axis=1)
-                if proofs is not None:
-                    proofs.put("worth", k, dfa, b"", worth)
-            worth = self._worth_of.setdefault((key, k), worth)
-        return worth
+    def _worth(self, key: int, k: int, dfa: DFA, state: int) -> bool:
+        """Asked before the first analysis of a DFA: does every byte that is a whole unit of
+        slice k live at `state`? Only then can the slice hold many allowed tokens; elsewhere
+        (object and array syntax, numbers, patterns) the plain walk is cheap or the slice
+        cannot apply, and most rules never reach a state that repays the analysis. Judged for
+        the one state (a first mask asks one or two states of a new DFA)."""
+        hit = self._worth_of.get((key, k, state))
+        if hit is None:
+            row = dfa.table[state]
+            hit = self._worth_of.setdefault((key, k, state), bool((row[dfa.byte_classes[self.slices[k].whole_units]] >= 0).all()))
+        return hit
 
     def _analyse(self, key: int, k: int, dfa: DFA, exits: np.ndarray) -> np.ndarray:
         from .slice_depth import state_depths
@@ -92,7 +87,7 @@ class SliceChooser:
                 probe = self._probes[k]
                 if probe >= 0 and dfa.table[state, dfa.byte_classes[probe]] < 0:
                     continue
-                if not self._worth(key, k, dfa)[state]:
+                if not self._worth(key, k, dfa, state):
                     continue
                 depths = self._analyse(key, k, dfa, exits)
             units = int(depths[state])
