@@ -9,9 +9,10 @@ to be read, a position at a word's end continuing in the closure of the edge's t
 the minimization. The result is the minimal DFA of the same language, numbered as
 determinize numbers it (tests/automata/test_word_graph.py compares the arrays).
 
-An Alt of such rules (anyOf over objects) is one graph with a shared start and end. Rules of
-any other shape (whitespace runs, key patterns inline, alternatives on an edge) return None
-and take the general path. compile_rules also checks the limits of large rules here, without
+An Alt of such rules (anyOf over objects) is one graph with a shared start and end; an Alt of
+words alone (an enum of strings: hundreds of values in some schemas) is one too. Rules of any
+other shape (whitespace runs, key patterns inline, alternatives on an edge) return None and
+take the general path. compile_rules also checks the limits of large rules here, without
 minimizing (word_graph_fits).
 """
 
@@ -69,7 +70,7 @@ def _flatten(node: ir.Node, calls: dict[str, int]) -> Optional[tuple]:
     end state, and per alternative of `node` (an Alt: anyOf over objects) the states of its
     Graph, entered by the prefix word from the start, left by the suffix word from each final
     state into the end (an alternative without a Graph: one word from start to end). None if
-    some part is not a fixed word, or no part is a Graph."""
+    some part is not a fixed word, or `node` is one word (no Graph, no Alt)."""
     branches = node.items if type(node) is ir.Alt else (node,)  # type: ignore[union-attr]
     src: list[int] = []
     dst: list[int] = []
@@ -115,8 +116,8 @@ def _flatten(node: ir.Node, calls: dict[str, int]) -> Optional[tuple]:
             syms += suffix
             ptr.append(len(syms))
         n += graph.n_states
-    if not graphs:
-        return None
+    if not graphs and type(node) is not ir.Alt:
+        return None  # (one word: the general path is as quick)
     as_ints = np.array
     return (
         n, 0, 1, as_ints(src, dtype=np.int64), as_ints(dst, dtype=np.int64),

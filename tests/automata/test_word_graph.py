@@ -14,6 +14,7 @@ from constrain.automata.nfa import build_nfa
 from constrain.automata.rule_facts import callees
 from constrain.automata.word_graph import word_graph_dfa, word_graph_fits
 from constrain.errors import EmptyLanguageError, LimitExceededError
+from constrain.grammar.json_schema.lexical import string_literal
 from constrain.limits import Limits
 
 LIMITS = Limits()
@@ -74,12 +75,8 @@ def test_same_dfa_as_the_general_construction(node):
         with pytest.raises(EmptyLanguageError):
             word_graph_dfa(node, calls, LIMITS)
         return
-    got = word_graph_dfa(node, calls, LIMITS)
-    if got is None:  # an Alt without a Graph
-        assert type(node) is ir.Alt and not any(type(b) is ir.Graph or type(b) is ir.Concat and any(
-            type(i) is ir.Graph for i in b.items) for b in node.items)
-        return
-    assert got.minimal
+    got = word_graph_dfa(node, calls, LIMITS)  # (every part is a word: an Alt of words too)
+    assert got is not None and got.minimal
     assert same_arrays(got, expected)
 
 
@@ -116,7 +113,6 @@ def test_an_object_rule():
     ir.Graph(2, 0, (1,), ((0, 1, ir.chars([(97, 99)])),)),  # a class, not one byte
     ir.Concat((ir.literal("x"), ir.call("v"))),  # no Graph
     ir.Concat((ir.Graph(1, 0, (0,), ()), ir.Graph(1, 0, (0,), ()))),  # two
-    ir.Alt((ir.literal("x"), ir.literal("y"))),  # an Alt of words only
     ir.Alt((ir.Graph(1, 0, (0,), ()), ir.repeat(ir.literal("x"), 0, 2))),  # a branch not a word
 ])
 def test_other_shapes_take_the_general_path(node):
@@ -141,3 +137,13 @@ def test_the_state_limit_holds():
     check_subsets(build_nfa(graph, LIMITS.max_nfa_states, {}), Limits(max_dfa_states=128))
     dfa = word_graph_dfa(graph, {}, LIMITS)
     assert dfa.n_states == 2 ** (k + 1) and same_arrays(dfa, general(graph, {}))
+
+
+@pytest.mark.parametrize("values", [["x", "y"], ["ab", "abc", "b", "\u00e9t\u00e9"], [f"v{i:03d}" for i in range(300)]])
+def test_an_enum_of_words_is_the_same_dfa(values):
+    """An Alt of fixed words alone (a string enum) takes the word graph, with the arrays of the
+    general construction."""
+    node = ir.Alt(tuple(string_literal(v, canonical=True) for v in values) + (ir.literal("null"),))
+    got = word_graph_dfa(node, {}, LIMITS)
+    assert got is not None
+    assert same_arrays(got, general(node, {}))
