@@ -183,3 +183,19 @@ def test_pattern_regions_equal_the_refined_other_keys(patterns, named):
         assert arrays(keys.rest(named).dfa) == arrays(rest[0])
     else:
         assert keys.rest(named) is ir.NOTHING
+
+
+@pytest.mark.parametrize("pattern", [r"^pkg:npm/.+@.+", r"\d+", r"(?=a)\w+", r"[\ud800-\udfff]|x", r"^$", r"é.\b", "\\\\\"", r"[\x00-\x1f]+"])
+def test_a_pattern_alone_is_its_own_string_body(pattern):
+    """An unbounded string body with a pattern is the pattern's DFA itself: its canonical
+    spellings are canonical string bodies, so the product with "any body" changes nothing."""
+    from constrain.automata import compile_ir
+    from constrain.automata.algebra import intersect
+    from constrain.grammar.json_schema.lexical import string_body
+    from constrain.grammar.json_schema.strings import _build_body_dfa
+
+    got = _build_body_dfa((0, None, (pattern,), (), (), ()), "#")
+    expected = intersect(compile_ir(string_body(canonical=True)), pattern_dfa(pattern, "#", _canonical))
+    assert got.n_states == expected.n_states
+    assert (got.byte_classes == expected.byte_classes).all() and (got.table == expected.table).all()
+    assert (got.accepting == expected.accepting).all()

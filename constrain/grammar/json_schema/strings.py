@@ -131,11 +131,16 @@ def _cached_constrained(key: tuple) -> ir.Node:
 
 def _build_body_dfa(key: tuple, pointer: str) -> DFA:
     lo, hi, patterns, formats, not_patterns, not_formats = key
-    dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
-    for p in patterns:
-        dfa = intersect(dfa, pattern_dfa(p, f"{pointer}/pattern", _canonical))
-    for f in formats:
-        dfa = intersect(dfa, _format_dfa(f))
+    parts = [lambda p=p: pattern_dfa(p, f"{pointer}/pattern", _canonical) for p in patterns]
+    parts += [lambda f=f: _format_dfa(f) for f in formats]
+    if lo == 0 and hi is None and parts:
+        # A pattern's or format's canonical spellings are canonical string bodies already:
+        # the product with "any body" would give the same minimal DFA back.
+        dfa = parts.pop(0)()
+    else:
+        dfa = compile_ir(lexical.string_body(lo, hi, canonical=True))
+    for part in parts:
+        dfa = intersect(dfa, part())
     for p in not_patterns:
         excluded_dfa = _or_none(pattern_dfa, p, f"{pointer}/not/pattern", _canonical)
         if excluded_dfa is not None:  # (a pattern that matches nothing excludes nothing)
