@@ -56,15 +56,48 @@ def _hash(members):
 @numba.njit(cache=True, nogil=True)
 def _find(slots, set_ptr, set_data, members, h):
     """Slot holding the set `members` (hash `h`), or the empty slot where it belongs."""
+    return _slot(slots, set_ptr, set_data, members, len(members), h)
+
+
+# The two steps every new set takes, shared by the subset constructions here and in
+# word_graph_kernel.py; inlined (numba counts a reference per array passed to a call).
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sorted_hash(out, m):
+    """Sort out[:m] in place (by insertion while short: a slice and a call cost more) and
+    return the hash of the set."""
+    if m <= 32:
+        for i in range(1, m):
+            x = out[i]
+            j = i - 1
+            while j >= 0 and out[j] > x:
+                out[j + 1] = out[j]
+                j -= 1
+            out[j + 1] = x
+    else:
+        out[:m].sort()
+    h = np.int64(m)
+    for i in range(m):
+        h = h * 1000003 + out[i]
+    return h
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _slot(slots, set_ptr, set_data, out, m, h):
+    """Slot holding the set out[:m] (hash `h`), or the empty slot where it belongs (open
+    addressing over (hash, state id) slots)."""
     mask = slots.shape[0] - 1
     i = (h ^ (h >> 29)) & mask
-    m = len(members)
     while slots[i, 1] >= 0:
         if slots[i, 0] == h:
-            j = slots[i, 1]
-            lo = set_ptr[j]
-            if set_ptr[j + 1] - lo == m and (set_data[lo : lo + m] == members).all():
-                return i
+            lo = set_ptr[slots[i, 1]]
+            if set_ptr[slots[i, 1] + 1] - lo == m:
+                same = True
+                for x in range(m):
+                    if set_data[lo + x] != out[x]:
+                        same = False
+                        break
+                if same:
+                    return i
         i = (i + 1) & mask
     return i
 
@@ -218,45 +251,15 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
                         stamp[v] = tag
                         stack[top] = v
                         top += 1
-            if m <= 32:
-                for i in range(1, m):
-                    x = out[i]
-                    j = i - 1
-                    while j >= 0 and out[j] > x:
-                        out[j + 1] = out[j]
-                        j -= 1
-                    out[j + 1] = x
-            else:
-                out[:m].sort()
-            h = np.int64(m)
-            for i in range(m):
-                h = h * 1000003 + out[i]
-            # Look the set up (open addressing over (hash, state id) slots).
-            mask = slots.shape[0] - 1
-            i = (h ^ (h >> 29)) & mask
-            j = -1
-            while slots[i, 1] >= 0:
-                if slots[i, 0] == h:
-                    j = slots[i, 1]
-                    base = set_ptr[j]
-                    if set_ptr[j + 1] - base == m:
-                        for x in range(m):
-                            if set_data[base + x] != out[x]:
-                                j = -1
-                                break
-                        if j >= 0:
-                            break
-                    j = -1
-                i = (i + 1) & mask
+            h = _sorted_hash(out, m)
+            i = _slot(slots, set_ptr, set_data, out, m, h)
+            j = slots[i, 1]
             if j < 0:
                 if cnt >= max_states:
                     return rows, set_ptr, set_data, slots, k, cnt, TOO_MANY
                 if cnt + 1 >= rows.shape[0] or set_ptr[cnt] + m > set_data.shape[0] or 2 * (cnt + 1) > slots.shape[0]:
                     rows, set_ptr, set_data, slots = _grow(rows, set_ptr, set_data, slots, cnt, m)
-                    mask = slots.shape[0] - 1
-                    i = (h ^ (h >> 29)) & mask
-                    while slots[i, 1] >= 0:
-                        i = (i + 1) & mask
+                    i = _slot(slots, set_ptr, set_data, out, m, h)  # (the table has grown)
                 j = cnt
                 base = set_ptr[cnt]
                 for x in range(m):

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from .minimize import minimal
-from .subset import TOO_MANY, _find, _grow
+from .subset import TOO_MANY, _grow, _slot, _sorted_hash
 
 DONE = 0
 __all__ = ["DONE", "TOO_MANY", "determinize_words"]
@@ -146,42 +146,15 @@ def determinize_words(n_states, start, end, e_src, e_dst, e_ptr, syms, n_symbols
                         state_tag[e_dst[e]] = tag
                         stack[top] = e_dst[e]
                         top += 1
-            if m <= 32:  # (a slice and a call per target cost more than the sort)
-                for i in range(1, m):
-                    v = out[i]
-                    a = i - 1
-                    while a >= 0 and out[a] > v:
-                        out[a + 1] = out[a]
-                        a -= 1
-                    out[a + 1] = v
-            else:
-                out[:m].sort()
-            # _hash and _find inlined (numba counts a reference per array passed to a call)
-            h = np.int64(m)
-            for i in range(m):
-                h = h * 1000003 + out[i]
-            mask = slots.shape[0] - 1
-            j = (h ^ (h >> 29)) & mask
-            while slots[j, 1] >= 0:
-                if slots[j, 0] == h:
-                    b = set_ptr[slots[j, 1]]
-                    if set_ptr[slots[j, 1] + 1] - b == m:
-                        same = True
-                        for i in range(m):
-                            if set_data[b + i] != out[i]:
-                                same = False
-                                break
-                        if same:
-                            break
-                j = (j + 1) & mask
+            h = _sorted_hash(out, m)
+            j = _slot(slots, set_ptr, set_data, out, m, h)
             if slots[j, 1] < 0:
                 if cnt >= max_states:
                     return (np.empty(0, dtype=np.int32), rows[:0].copy(), np.zeros(0, dtype=np.bool_), False,
                             TOO_MANY)
                 if cnt + 1 >= rows.shape[0] or set_ptr[cnt] + m > set_data.shape[0] or 2 * (cnt + 1) > slots.shape[0]:
                     rows, set_ptr, set_data, slots = _grow(rows, set_ptr, set_data, slots, cnt, m)
-                    members = out[:m]
-                    j = _find(slots, set_ptr, set_data, members, h)  # (the table may have grown)
+                    j = _slot(slots, set_ptr, set_data, out, m, h)  # (the table has grown)
                 base = set_ptr[cnt]
                 for i in range(m):
                     set_data[base + i] = out[i]
