@@ -62,19 +62,24 @@ def _find(slots, set_ptr, set_data, members, h):
 # The two steps every new set takes, shared by the subset constructions here and in
 # word_graph_kernel.py; inlined (numba counts a reference per array passed to a call).
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sorted_hash(out, m):
-    """Sort out[:m] in place (by insertion while short: a slice and a call cost more) and
-    return the hash of the set."""
+def _sort_prefix(a, m):
+    """Sort a[:m] in place (by insertion while short: a slice and a call cost more)."""
     if m <= 32:
         for i in range(1, m):
-            x = out[i]
+            x = a[i]
             j = i - 1
-            while j >= 0 and out[j] > x:
-                out[j + 1] = out[j]
+            while j >= 0 and a[j] > x:
+                a[j + 1] = a[j]
                 j -= 1
-            out[j + 1] = x
+            a[j + 1] = x
     else:
-        out[:m].sort()
+        a[:m].sort()
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sorted_hash(out, m):
+    """Sort out[:m] in place and return the hash of the set."""
+    _sort_prefix(out, m)
     h = np.int64(m)
     for i in range(m):
         h = h * 1000003 + out[i]
@@ -185,16 +190,7 @@ def expand(e_ptr, e_clo, e_chi, e_dst, eps_ptr, eps_dst, important, rows, set_pt
                         touched[n_touched] = c
                         n_touched += 1
                     count[c] += 1
-        if n_touched <= 32:
-            for i in range(1, n_touched):
-                x = touched[i]
-                j = i - 1
-                while j >= 0 and touched[j] > x:
-                    touched[j + 1] = touched[j]
-                    j -= 1
-                touched[j + 1] = x
-        else:
-            touched[:n_touched].sort()
+        _sort_prefix(touched, n_touched)
         total = 0
         for t in range(n_touched):
             c = touched[t]
