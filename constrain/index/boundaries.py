@@ -8,7 +8,7 @@ and remembered: an expansion costs a dict lookup per reader, not a pass over the
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -16,7 +16,7 @@ import numpy as np
 class Boundaries:
     """`groups`: (state, nodes, their bytes) per state that met boundaries. Build with `of`."""
 
-    __slots__ = ("groups", "_picked")
+    __slots__ = ("groups", "_picked", "_key")
 
     @staticmethod
     def of(nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> Boundaries:
@@ -39,6 +39,16 @@ class Boundaries:
                 (s, nodes[i:j], node_bytes[i:j]) for s, i, j in zip(by_state[starts].tolist(), starts, ends)
             )
         self._picked: dict[tuple[int, int, int], np.ndarray] = {}
+        self._key: Optional[tuple] = None
+
+    @property
+    def key(self) -> tuple:
+        """The groups' states and nodes, hashable: walks from different states of one rule
+        often meet the same boundaries (every character of a key meets its closing quote)."""
+        key = self._key
+        if key is None:
+            key = self._key = tuple((q, nodes.tobytes()) for q, nodes, _ in self.groups)
+        return key
 
     def picked(self, state: int, nodes: np.ndarray, node_bytes: np.ndarray, reader: tuple[int, int],
                reads: Callable[[int, int], np.ndarray]) -> np.ndarray:

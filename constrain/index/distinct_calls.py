@@ -28,7 +28,8 @@ from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
 import numpy as np
 
 from .item_settling import ESCAPE_OR_CONTROL, QUOTE, ReadingStates, after_item_bytes, open_string, settled_text, settling_bytes
-from .marked_frames import DEAD, MarkedFrames, token_ids
+from .marked_frames import DEAD, MarkedFrames
+from .row_bits import token_ids
 from .stack_index import StackTokenAutomaton
 from .token_sets import token_set
 

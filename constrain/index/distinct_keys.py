@@ -31,7 +31,8 @@ import numpy as np
 
 from .distinct_calls import DistinctCallsAutomaton
 from .key_masks import KeyKills
-from .marked_frames import DEAD, MarkedFrames, token_ids
+from .marked_frames import DEAD, MarkedFrames
+from .row_bits import token_ids
 from .key_tokens import escape_pending, first_unescaped_quote, key_tokens
 from .object_rules import ObjectRule
 from .rule_variants import VariantRules

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .marked_frames import token_ids
+from .row_bits import token_ids
 from .key_tokens import KeyTokens, escape_pending
 from .object_rules import ObjectRule, canonical
 

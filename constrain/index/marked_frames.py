@@ -5,20 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import numpy as np
-
 DEAD = object()  # a context that no continuation can save
 _MAX_MEMO = 100_000
-
-
-def token_ids(words: np.ndarray) -> list[int]:
-    """The token ids whose bits are set in `words`, ascending (unpacking only the nonzero
-    words: a whole 128k-bit row costs more than the rest of most rows)."""
-    nz = np.flatnonzero(words)
-    if not nz.size:
-        return []
-    w, b = np.nonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(-1, 32))
-    return (nz[w] * 32 + b).tolist()
 
 
 class MarkedFrames:

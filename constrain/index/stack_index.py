@@ -20,6 +20,7 @@ import numpy as np
 
 from ..automata.rules import RuleSet, StackSemantics
 from .boundaries import Boundaries
+from .row_bits import nonzero_words
 from .follow import ExitFilter
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
@@ -46,6 +47,8 @@ class StackTokenAutomaton:
         self._exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
         self._readable: dict[tuple[int, int], np.ndarray] = {}
         self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
+        self._beyond_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._beyond_seen: set[tuple] = set()
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
         self._lock = threading.Lock()
         words = np.zeros(index.trie.n_words, dtype=np.uint32)
@@ -98,7 +101,8 @@ class StackTokenAutomaton:
             "subtree_walks_cached": len(self._subtrees),
             "row_memory_bytes": sum(r.nbytes for r in self._rows.values())
             + sum(hit[0].nbytes for hit in self._inner.values())
-            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._subtrees.values()),
+            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._subtrees.values())
+            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._beyond_cache.values()),
             "trie_nodes_visited": self.nodes_visited,
         }
 
@@ -143,7 +147,7 @@ class StackTokenAutomaton:
             trie = self.tries[tid]
             words = np.zeros(trie.n_words, dtype=np.uint32)
             b_nodes, b_states = self._walk(r, q, firsts, trie, words)
-            idx = np.flatnonzero(words)
+            idx = nonzero_words(words)
             bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
             hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
         return hit
@@ -189,6 +193,41 @@ class StackTokenAutomaton:
                     if picked.size:
                         todo.setdefault((tid, other), []).append(picked)
 
+    def _beyond(self, top: tuple, tid: int, bounds: Boundaries, words: np.ndarray) -> None:
+        """OR into `words` the tokens that leave `top`'s walk at its boundaries and go on with
+        the rest of the stack. Inside a key or a string the top's state changes at every
+        character, but the boundaries (the closing quote), the stack below and so everything
+        beyond them stay: met a second time, the result is kept per (trie, rule, what lies
+        below, boundaries) as word indices and bits (most are met once: they pay nothing)."""
+        r, _, parent, depth = top
+        key = (tid, r, parent, depth, bounds.key)
+        hit = self._beyond_cache.get(key)
+        if hit is not None:
+            words[hit[0]] |= hit[1]
+            return
+        again = key in self._beyond_seen
+        out = np.zeros_like(words) if again else words
+        # (trie, top) -> node arrays whose subtrees top still has to walk; walked: done ones.
+        todo: dict[tuple[int, tuple], list[np.ndarray]] = {}
+        walked: dict[tuple[int, tuple], set[int]] = {}
+        self._expand(top, tid, bounds, todo)
+        while todo:
+            (t, other), parts = todo.popitem()
+            done = walked.setdefault((t, other), set())
+            nodes = set((parts[0] if len(parts) == 1 else np.concatenate(parts)).tolist())
+            firsts = sorted(nodes - done if done else nodes)
+            if firsts:
+                done.update(firsts)
+                idx, bits, more = self._subtrees_for(t, other[0], other[1], tuple(firsts))
+                out[idx] |= bits
+                self._expand(other, t, more, todo)
+        if again:
+            idx = nonzero_words(out)
+            self._beyond_cache.setdefault(key, (idx, out[idx]))
+            words |= out
+        else:
+            self._beyond_seen.add(key)
+
     def _compute(self, state: frozenset) -> np.ndarray:
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
         tops: set[tuple] = set()
@@ -197,23 +236,11 @@ class StackTokenAutomaton:
             found, done = self.semantics.closure(stack)
             tops |= found
             complete |= done
-        # (trie, top) -> node arrays whose subtrees top still has to walk; walked: done ones.
-        todo: dict[tuple[int, tuple], list[np.ndarray]] = {}
-        walked: dict[tuple[int, tuple], set[int]] = {}
         for top in tops:
             inner, bounds, tid = self._inner_for(top[0], top[1])
             words |= inner
-            self._expand(top, tid, bounds, todo)
-        while todo:
-            (tid, top), parts = todo.popitem()
-            done = walked.setdefault((tid, top), set())
-            nodes = set((parts[0] if len(parts) == 1 else np.concatenate(parts)).tolist())
-            firsts = sorted(nodes - done if done else nodes)
-            if firsts:
-                done.update(firsts)
-                idx, bits, bounds = self._subtrees_for(tid, top[0], top[1], tuple(firsts))
-                words[idx] |= bits
-                self._expand(top, tid, bounds, todo)
+            if bounds.groups:
+                self._beyond(top, tid, bounds, words)
         row = self._finish(words, complete)
         with self._lock:
             self._rows.setdefault(state, row)

@@ -169,3 +169,23 @@ def test_rules_that_derive_nothing_are_pruned(llama3):
     assert g.accepts("x") and not g.accepts("y") and not g.accepts("ya")
     m = Matcher(g)
     assert llama3.token_id("y") not in set(m.allowed_token_ids().tolist())
+
+
+def test_masks_beyond_cached_boundaries_equal_a_cold_automaton(llama3):
+    """Inside a key the top's state changes at every character while its boundaries (the closing
+    quote) and the stack below stay: what lies beyond them is cached. A mask built on warm caches
+    equals the byte-step oracle and the mask of a fresh automaton."""
+    schema = {"type": "object", "properties": {"alpha": {"type": "integer"}, "alps": {"type": "string"},
+                                               "beta": {"type": "boolean"}}}
+    doc = '{"alpha":1,"alps":"x","other":[2],"beta":true}'
+    warm = Compiler(llama3).compile_json_schema(schema)
+    m = Matcher(warm)
+    for step, ch in enumerate(doc[:-1]):
+        assert m.accept_token(llama3.token_id(ch)), step
+        ours = _ours(m, llama3)
+        if step in (3, 14, 25):  # inside "alpha", "alps", "other"
+            assert np.array_equal(ours, _oracle_mask(warm, m._history[-1], llama3)), step
+        cold = Matcher(Compiler(llama3).compile_json_schema(schema))
+        assert cold.accept_tokens([llama3.token_id(c) for c in doc[: step + 1]]) == step + 1
+        assert np.array_equal(ours, _ours(cold, llama3)), step
+    assert warm.automaton._beyond_cache  # (the cache was used: the test can tell it apart)
