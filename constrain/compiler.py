@@ -88,9 +88,11 @@ class Compiler:
         options = JsonSchemaOptions(whitespace, property_order, additional_properties, strict)
         as_dict = schema_to_dict(schema)
         documents = {str(uri): schema_to_dict(doc) for uri, doc in (resources or {}).items()}
-        source = json.dumps(as_dict, sort_keys=True, separators=(",", ":"))
+        # Key order is kept: the order of `properties` is the grammar's member order, so two
+        # schemas that differ only in it are two grammars, not one cache entry.
+        source = json.dumps(as_dict, separators=(",", ":"))
         if documents:
-            source += "\n" + json.dumps(documents, sort_keys=True, separators=(",", ":"))
+            source += "\n" + json.dumps(documents, separators=(",", ":"))
         key = cache_key("json_schema", source, options.key(), self.vocab.fingerprint, __version__,
                         [self.limits.max_nfa_states, self.limits.max_dfa_states])
 

@@ -93,3 +93,17 @@ def test_process_wide_cache_info_and_clear(llama3):
     assert info.entries >= 2 and info.hits >= 1
     constrain.clear_cache()
     assert c1.cache_info().entries == 0 and c2.cache_info().entries == 0
+
+
+def test_schemas_differing_in_property_order_are_two_grammars(llama3):
+    """The order of `properties` is the member order of the grammar: a schema that lists the
+    same properties in another order must not be served the first one's cached grammar."""
+    c = Compiler(llama3)
+    props = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    ab = {"type": "object", "properties": props, "additionalProperties": False}
+    ba = {"type": "object", "properties": dict(reversed(props.items())), "additionalProperties": False}
+    g_ab, g_ba = c.compile_json_schema(ab), c.compile_json_schema(ba)
+    assert g_ab is not g_ba
+    assert g_ab.accepts('{"a":1,"b":2}') and not g_ab.accepts('{"b":2,"a":1}')
+    assert g_ba.accepts('{"b":2,"a":1}') and not g_ba.accepts('{"a":1,"b":2}')
+    assert c.compile_json_schema(dict(ab)) is g_ab  # equal schemas still share one entry

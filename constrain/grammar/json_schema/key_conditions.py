@@ -327,12 +327,13 @@ class MemberConditions:
 
 
 def _semantic_key(schema: Any, tr: "Translator") -> Any:
-    """Equal schemas (by their text; top-level annotations such as descriptions aside) are one,
-    wherever they are written, unless an `$id` could make equal `$ref`s mean different things."""
+    """Equal schemas (by their text, key order included: it is the member order of objects;
+    top-level annotations such as descriptions aside) are one, wherever they are written, unless
+    an `$id` could make equal `$ref`s mean different things."""
     if isinstance(schema, dict) and any(k in ANNOTATIONS for k in schema):
         schema = {k: v for k, v in schema.items() if k not in ANNOTATIONS}
     try:
-        text = json.dumps(schema, sort_keys=True)
+        text = json.dumps(schema)
     except (TypeError, ValueError):
         return tr._key(schema)
     return tr._key(schema) if '"$id"' in text or '"id"' in text else ("text", text)
