@@ -7,8 +7,9 @@ its allowed tokens come from a precomputed mask and only the rest of the vocabul
 The walk also reports *boundaries*: trie nodes whose byte is met in a state that can call
 another rule or return. Only there is the rest of the stack consulted: the stack is expanded
 (calls pushed, returns popped) and the subtrees under the nodes walked again with each new top;
-those walks are cached too, as they recur at every position of a string or a key. Rows are
-cached per position (set of stacks).
+those walks are cached too, as they recur at every position of a string or a key, and so is
+all that lies beyond one top's boundaries once met twice. Rows are cached per position (set of
+stacks).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import numpy as np
 
 from ..automata.rules import RuleSet, StackSemantics
 from .boundaries import Boundaries
-from .row_bits import nonzero_words
 from .follow import ExitFilter
+from .row_bits import nonzero_words
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
