@@ -110,7 +110,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
                     if keyed:
                         languages.append((piece, value))
                     else:
-                        extras.append((_member_rule(tr, "pattern", piece, value), bits))
+                        extras.append((_member_rule(tr, piece, value), bits))
         if addl is not False:
             value = tr.any_value() if addl is True else tr.rule(f"{pointer}/additionalProperties", addl)
             region = _restrict(keys.rest(named), allowed_keys)
@@ -119,7 +119,7 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
                     if keyed:
                         languages.append((piece, value))
                     else:
-                        extras.append((_member_rule(tr, "other", piece, value), bits))
+                        extras.append((_member_rule(tr, piece, value), bits))
     if keyed:
         every_other_key = (addl is True or addl == {}) and allowed_keys is _any_key()
         return any_order_object(tr, pointer, members, languages, lo, hi, every_other_key)
@@ -146,12 +146,12 @@ def object_node(tr: "Translator", schema: dict, pointer: str) -> ir.Node:
         return containers.object_graph(ordered, floating, extras, tr.ws, counts, len(witnesses), floating_ok, conditions)
 
 
-def _member_rule(tr: "Translator", kind: str, keys: ir.Node, value: ir.RuleRef) -> ir.RuleRef:
+def _member_rule(tr: "Translator", keys: ir.Node, value: ir.RuleRef) -> ir.RuleRef:
     """The rule of `keys: value` members, one per translation for equal ones: the alternatives
     of an anyOf or oneOf over objects mostly share their other-keys member, and one callee lets
     the alternatives' automaton merge its calls (one stack after `{"` instead of one per
     alternative, each walked at every mask)."""
-    return tr.shared_rule((kind, keys, value), lambda: containers.member(keys, value, tr.ws))
+    return tr.shared_rule(("member", keys, value), lambda: containers.member(keys, value, tr.ws))
 
 
 def _dependencies_ok(dependencies: list, floating: list[str]):
