@@ -4,6 +4,7 @@ A rule's DFA reads bytes and *call symbols* (one per callee rule). A matcher pos
 of stacks (nondeterminism is rare in practice: JSON keeps one); a stack is a linked list of
 frames `(rule, state, parent)`, immutable and hashable, so histories, rollback and fork stay
 cheap. The top frame is the rule being read; a parent frame holds the state its rule returns to.
+Byte steps over stacks are stack_semantics.StackSemantics.
 
 Left recursion (a rule reaching itself without reading a byte) would push forever and is
 rejected at compile time; every rule must derive some string (checked too), which makes every
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
-from typing import Iterable, Mapping, NamedTuple, Optional, Sequence
+from typing import Collection, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -45,15 +46,22 @@ class RuleSet:
     rules, most rules are reached late or never. What needs every rule (which derive nothing,
     left recursion, NFA sizes) was settled from the IR by compile_rules. Thread-safe."""
 
-    def __init__(self, names: tuple[str, ...], nodes: tuple[ir.Node, ...], start: int, limits: Limits) -> None:
+    def __init__(
+        self, names: tuple[str, ...], nodes: tuple[ir.Node, ...], start: int, limits: Limits,
+        greedy: Collection[str] = (),
+    ) -> None:
         ids = {name: k for k, name in enumerate(names)}
         self.names = names
+        # Greedy rules (a Lark terminal's longest match): see StackSemantics.
+        self.greedy = tuple(name in greedy for name in names)
+        self.any_greedy = any(self.greedy)
         self.nodes = nodes  # per rule: its IR, calls of rules that derive nothing removed
         self.start = start
         self.callees = tuple(tuple(ids[c] for c in _callees(n)) for n in nodes)  # per call column
-        first: dict[ir.Node, int] = {}
-        # Rules with equal IR have the same DFA and exits (strings, numbers, "any value" recur).
-        self.same = tuple(first.setdefault(n, r) for r, n in enumerate(nodes))
+        first: dict[tuple[ir.Node, bool], int] = {}
+        # Rules with equal IR have the same DFA and exits (strings, numbers, "any value" recur);
+        # a greedy rule's returns differ from a plain one's.
+        self.same = tuple(first.setdefault((n, g), r) for r, (n, g) in enumerate(zip(nodes, self.greedy)))
         self._limits = limits
         self._built: list[Optional[CompiledRule]] = [None] * len(names)
         self._lock = threading.Lock()
@@ -202,8 +210,12 @@ def _member_of_deferred_keys(node: ir.Node, max_states: int) -> bool:
     return bound <= max_states
 
 
-def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits()) -> RuleSet:
+def compile_rules(
+    rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits(), greedy: Collection[str] = ()
+) -> RuleSet:
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
+    `greedy` names rules that return only where they cannot read the next byte (see
+    StackSemantics); they call no rule and never derive the empty string.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
     rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
     rule over max_nfa_states (or, for large rules, max_dfa_states). The DFAs of the other rules
@@ -234,8 +246,12 @@ def compile_rules(rules: Mapping[str, ir.Node], start: str, limits: Limits = Lim
         without_calls(rules[n], dead) if dead and n in productive and dead.intersection(callees[n]) else rules[n]
         for n in names
     )
-    _check_no_left_recursion(names, nodes, productive, nullable_rules(rules, callers))
-    return RuleSet(names, nodes, names.index(start), limits)
+    nullable = nullable_rules(rules, callers)
+    for name in greedy:
+        if name not in rules or callees[name] or name in nullable:
+            raise GrammarError(f"greedy rule {name!r} must exist, call no rule and not derive the empty string")
+    _check_no_left_recursion(names, nodes, productive, nullable)
+    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy))
 
 
 def _call_edges(dfa: DFA, targets: tuple[int, ...]) -> tuple:
@@ -281,88 +297,3 @@ def _check_no_left_recursion(names: tuple[str, ...], nodes: tuple[ir.Node, ...],
 
 def _anything(name: str) -> bool:
     return True
-
-
-class StackSemantics:
-    """Byte steps over sets of stacks, with memoized closures. Shared and thread-safe (the memo
-    is a dict whose entries are immutable; concurrent fills only repeat work)."""
-
-    def __init__(self, rules: RuleSet, max_depth: int = 10_000) -> None:
-        self.rules = rules
-        self.max_depth = max_depth
-        self._closure: dict[Stack, tuple[frozenset, bool]] = {}
-        self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
-
-    def tables(self, r: int) -> tuple[list[list[int]], list[int]]:
-        """Rule r's table and byte classes as lists (fast single steps), made on first use."""
-        hit = self._lists[r]
-        if hit is None:
-            dfa = self.rules.rule(r).dfa
-            hit = self._lists[r] = (dfa.table.tolist(), dfa.byte_classes.tolist())
-        return hit
-
-    def initial(self) -> frozenset:
-        return frozenset({(self.rules.start, 0, None, 1)})
-
-    def closure(self, stack: tuple) -> tuple[frozenset, bool]:
-        """(stacks reachable without reading a byte by calls and returns, whether one of the
-        returns empties the stack: the text so far is complete)."""
-        hit = self._closure.get(stack)
-        if hit is not None:
-            return hit
-        out: set[tuple] = set()
-        complete = False
-        todo = [stack]
-        rs = self.rules
-        while todo:
-            s = todo.pop()
-            if s in out:
-                continue
-            out.add(s)
-            r, q, parent, depth = s
-            rule = rs.rule(r)
-            calls = rule.calls[q]
-            if calls and depth >= self.max_depth:
-                raise LimitExceededError(
-                    "grammar stack depth", self.max_depth, "StackSemantics(max_depth=...) / Limits"
-                )
-            for k, t in calls:
-                todo.append((k, 0, (r, t, parent, depth), depth + 1))
-            if rule.dfa.accepting[q]:
-                if parent is None:
-                    complete = True
-                else:
-                    todo.append(parent)
-        result = (frozenset(out), complete)
-        self._closure[stack] = result
-        return result
-
-    def step(self, stacks: Iterable[tuple], byte: int) -> frozenset:
-        nxt = set()
-        for s in stacks:
-            for r, q, parent, depth in self.closure(s)[0]:
-                rows, classes = self.tables(r)
-                t = rows[q][classes[byte]]
-                if t >= 0:
-                    nxt.add((r, t, parent, depth))
-        return frozenset(nxt)
-
-    def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:
-        for b in data:
-            stacks = self.step(stacks, b)
-            if not stacks:
-                return None
-        return stacks
-
-    def is_complete(self, stacks: frozenset) -> bool:
-        return any(self.closure(s)[1] for s in stacks)
-
-    def next_bytes(self, stacks: frozenset) -> set[int]:
-        """Bytes that can come next (for forced bytes)."""
-        out: set[int] = set()
-        for s in stacks:
-            for r, q, _, _ in self.closure(s)[0]:
-                rows, classes = self.tables(r)
-                row = rows[q]
-                out.update(b for b in range(256) if row[classes[b]] >= 0)
-        return out

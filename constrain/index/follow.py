@@ -18,7 +18,8 @@ import numpy as np
 
 from ..automata.rules import RuleSet
 
-ALWAYS, IF_FOLLOWS = 1, 2  # a state's exit kind: it can call; it can only return
+ALWAYS, IF_FOLLOWS, IF_UNREAD = 1, 2, 3  # a state's exit kind: it can call; it can only return;
+# it is a greedy rule's accepting state (it returns only before a byte it cannot read)
 MIN_RETURN_STATES = 16  # rules with fewer return-only states keep every exit
 
 
@@ -38,6 +39,9 @@ class ExitFilter:
         hit = self._kinds.get(rep)
         if hit is None:
             rule = self.rules.rule(rep)
+            if getattr(self.rules, "any_greedy", False) and self.rules.greedy[rep]:
+                kinds = np.where(rule.dfa.accepting, IF_UNREAD, 0).astype(np.uint8)
+                return self._kinds.setdefault(rep, (kinds, np.zeros(256, dtype=np.bool_)))
             calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
             returns_only = rule.dfa.accepting & ~calls
             # (few such states meet few boundaries: not worth the callers' analysis)

@@ -19,7 +19,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..automata.rules import RuleSet, StackSemantics
+from ..automata.rules import RuleSet
+from ..automata.stack_semantics import ALL_BYTES, StackSemantics
 from .boundaries import Boundaries
 from .follow import ExitFilter
 from .row_bits import nonzero_words
@@ -153,6 +154,17 @@ class StackTokenAutomaton:
             hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
         return hit
 
+    def _first_bytes_not(self, top: tuple, forbidden: int, words: np.ndarray) -> None:
+        """OR into `words` the tokens `top` and the rest of its stack read whose first byte is
+        not in `forbidden` (one bit per byte): after a greedy rule's return."""
+        root = self.index.trie.root
+        firsts = tuple(int(root[b]) for b in range(256) if root[b] >= 0 and not forbidden >> b & 1)
+        if firsts:
+            idx, bits, bounds = self._subtrees_for(0, top[0], top[1], firsts)
+            words[idx] |= bits
+            if bounds.groups:
+                self._beyond(top, 0, bounds, words)
+
     def _inner_for(self, r: int, q: int) -> tuple[np.ndarray, Boundaries, int]:
         """Tokens readable inside rule r from q over the whole vocabulary, cached per (rule's
         DFA, q): (words, boundaries, index of the trie their nodes belong to). Where a slice
@@ -232,16 +244,28 @@ class StackTokenAutomaton:
     def _compute(self, state: frozenset) -> np.ndarray:
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
         tops: set[tuple] = set()
+        limited: dict[tuple, int] = {}  # tops a greedy return reaches -> bytes they may not read first
         complete = False
+        sem = self.semantics
         for stack in state:
-            found, done = self.semantics.closure(stack)
-            tops |= found
+            found, done = sem.closure(stack)
             complete |= done
+            limit = sem.restriction(stack)
+            if limit is None:
+                tops |= found
+            else:
+                below, forbidden = limit
+                tops |= found - below
+                for top in below:
+                    limited[top] = limited.get(top, ALL_BYTES) & forbidden
         for top in tops:
             inner, bounds, tid = self._inner_for(top[0], top[1])
             words |= inner
             if bounds.groups:
                 self._beyond(top, tid, bounds, words)
+        for top, forbidden in limited.items():
+            if top not in tops:
+                self._first_bytes_not(top, forbidden, words)
         row = self._finish(words, complete)
         with self._lock:
             self._rows.setdefault(state, row)

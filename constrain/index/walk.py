@@ -36,13 +36,13 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
         prev = states[d - 1]
         visited += 1
         kind = exits[prev]
-        if kind == 1 or (kind == 2 and follow[p & 255]):
+        s = table[prev, byte_classes[p & 255]]
+        if kind == 1 or (kind == 2 and follow[p & 255]) or (kind == 3 and s < 0):
             if n_b == cap:
                 return cap + 1, visited
             b_nodes[n_b] = i
             b_states[n_b] = prev
             n_b += 1
-        s = table[prev, byte_classes[p & 255]]
         if s < 0:
             i = end[i]
             continue
@@ -59,7 +59,8 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
     no exits) from `start_state` at the subtree's parent depth; 0 stands for the whole trie.
     OR in the tokens readable inside the rule; record as boundaries the nodes whose byte is read
     by a state that can call or return (`exits`, uint8 per state: 1 always, 2 only where
-    `follow[byte]`, the bytes any rule could read after this one returns): there another rule
+    `follow[byte]`, the bytes any rule could read after this one returns, 3 only where the state
+    cannot read the byte: a greedy rule's return): there another rule
     may read it, so the caller continues with the stack. From the root, the first bytes are never boundaries (the caller
     expands `start_state` itself) and only the root's children whose byte lives are touched:
     the others lie all over the trie, one cache miss each.

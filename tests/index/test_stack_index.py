@@ -189,3 +189,44 @@ def test_masks_beyond_cached_boundaries_equal_a_cold_automaton(llama3):
         assert cold.accept_tokens([llama3.token_id(c) for c in doc[: step + 1]]) == step + 1
         assert np.array_equal(ours, _ours(cold, llama3)), step
     assert warm.automaton._beyond_cache  # (the cache was used: the test can tell it apart)
+
+
+def _greedy_rules(follow: str) -> dict:
+    letters = ir.chars([(ord("a"), ord("z"))])
+    hex_digits = ir.chars([(ord("0"), ord("9")), (ord("a"), ord("f"))])
+    ws = ir.repeat(ir.RuleRef("WS"), 0, None)
+    item = ir.concat(ir.RuleRef("NAME"), ir.RuleRef("HEX"))
+    if follow == "dots":  # NAME of dots, HEX a dot then a sign: the greedy NAME leaves no dot
+        letters = ir.literal(".")
+        hex_digits = ir.concat(ir.literal("."), ir.chars([(ord(c), ord(c)) for c in ":;)-"]))
+    return {
+        "start": ir.concat(item, ir.repeat(ir.concat(ws, ir.literal(","), ws, item), 0, None), ws),
+        "NAME": ir.repeat(letters, 1, None),
+        "HEX": hex_digits if follow == "dots" else ir.repeat(hex_digits, 1, None),
+        "WS": ir.repeat(ir.literal(" "), 1, None),
+    }
+
+
+@pytest.mark.parametrize("follow", ["hex", "dots"])
+def test_masks_after_greedy_returns_equal_the_oracle(follow, llama3):
+    """Greedy rules (Lark terminals): a name followed by a hex number ends only before a byte
+    it cannot read; the tokens after its return may not start with a letter it reads (a walk
+    from the allowed first bytes; boundaries only where the rule cannot read on). With NAME a
+    run of dots and HEX a dot then a sign, the grammar has no document at all, and masks still
+    equal the byte steps: ".:" is refused after "." and "..:" at the start (NAME reads the dot)."""
+    automaton = StackTokenAutomaton(
+        compile_rules(_greedy_rules(follow), "start", greedy=("NAME", "HEX", "WS")), Compiler(llama3).index
+    )
+    grammar = CompiledGrammar("rules", "start", {}, llama3, automaton)
+    rng = random.Random(11)
+    for prefix in (b"", b".", b"ab", b"ab1", b"ab1, cd", b"ab1 , cd9"):
+        m = Matcher(grammar)
+        if m.accept_tokens([llama3.token_bytes.index(bytes([b])) for b in prefix]) < len(prefix):
+            continue
+        for step in range(4):
+            ours = _ours(m, llama3)
+            assert np.array_equal(ours, _oracle_mask(grammar, m._history[-1], llama3)), (prefix, step)
+            choices = [t for t in np.nonzero(ours)[0] if t not in llama3.eos_token_ids]
+            if not choices:
+                break
+            assert m.accept_token(int(rng.choice(choices)))

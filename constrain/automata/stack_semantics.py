@@ -1,0 +1,143 @@
+"""Byte steps over sets of stacks of rule frames (see rules.py), with memoized closures.
+
+A frame is `(rule, state, parent, depth)`. Before each byte a stack is *closed*: calls push the
+callee at its start, accepting states pop to the parent. A *greedy* rule (a Lark terminal: its
+match is the longest, as a regex match is) pops only where it cannot read the next byte: the
+tops its return reaches are *restricted*, they may not read first a byte the greedy rule reads
+in its state. A greedy rule calls nothing, so it is only ever the top of the stack it starts in
+and one closure restricts at most once.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from ..errors import LimitExceededError
+from .rules import RuleSet, Stack
+
+ALL_BYTES = (1 << 256) - 1
+
+
+class StackSemantics:
+    """Shared and thread-safe (the memos are dicts whose entries are immutable; concurrent
+    fills only repeat work)."""
+
+    def __init__(self, rules: RuleSet, max_depth: int = 10_000) -> None:
+        self.rules = rules
+        self.max_depth = max_depth
+        self._closure: dict[Stack, tuple[frozenset, bool]] = {}
+        self._restricted: dict[Stack, tuple[frozenset, int]] = {}
+        self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
+        self._bits: dict[tuple[int, int], int] = {}
+        self._greedy = getattr(rules, "greedy", None) if getattr(rules, "any_greedy", False) else None
+
+    def tables(self, r: int) -> tuple[list[list[int]], list[int]]:
+        """Rule r's table and byte classes as lists (fast single steps), made on first use."""
+        hit = self._lists[r]
+        if hit is None:
+            dfa = self.rules.rule(r).dfa
+            hit = self._lists[r] = (dfa.table.tolist(), dfa.byte_classes.tolist())
+        return hit
+
+    def initial(self) -> frozenset:
+        return frozenset({(self.rules.start, 0, None, 1)})
+
+    def read_bits(self, r: int, q: int) -> int:
+        """The bytes rule r reads in state q, one bit each."""
+        hit = self._bits.get((r, q))
+        if hit is None:
+            rows, classes = self.tables(r)
+            row = rows[q]
+            hit = sum(1 << b for b in range(256) if row[classes[b]] >= 0)
+            self._bits[(r, q)] = hit
+        return hit
+
+    def closure(self, stack: tuple) -> tuple[frozenset, bool]:
+        """(stacks reachable without reading a byte by calls and returns, whether one of the
+        returns empties the stack: the text so far is complete)."""
+        hit = self._closure.get(stack)
+        if hit is not None:
+            return hit
+        r, q, parent, _ = stack
+        if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
+            reads = self.read_bits(r, q)
+            if reads:
+                below, complete = self.closure(parent)
+                self._restricted[stack] = (below, reads)
+                result = (below | {stack}, complete)
+                self._closure[stack] = result
+                return result
+        result = self._close(stack)
+        self._closure[stack] = result
+        return result
+
+    def restriction(self, stack: tuple) -> Optional[tuple[frozenset, int]]:
+        """For a stack whose closure pops a greedy top that can read on: (the tops reached by
+        that return, the bytes they may not read first, one bit each); else None. Valid after
+        closure(stack)."""
+        return self._restricted.get(stack) if self._restricted else None
+
+    def _close(self, stack: tuple) -> tuple[frozenset, bool]:
+        out: set[tuple] = set()
+        complete = False
+        todo = [stack]
+        rs = self.rules
+        while todo:
+            s = todo.pop()
+            if s in out:
+                continue
+            out.add(s)
+            r, q, parent, depth = s
+            rule = rs.rule(r)
+            calls = rule.calls[q]
+            if calls and depth >= self.max_depth:
+                raise LimitExceededError(
+                    "grammar stack depth", self.max_depth, "StackSemantics(max_depth=...) / Limits"
+                )
+            for k, t in calls:
+                todo.append((k, 0, (r, t, parent, depth), depth + 1))
+            if rule.dfa.accepting[q]:
+                if parent is None:
+                    complete = True
+                else:
+                    todo.append(parent)
+        return frozenset(out), complete
+
+    def step(self, stacks: Iterable[tuple], byte: int) -> frozenset:
+        nxt = set()
+        bit = 1 << byte
+        for s in stacks:
+            tops = self.closure(s)[0]
+            limit = self.restriction(s)
+            for top in tops:
+                if limit is not None and limit[1] & bit and top in limit[0]:
+                    continue
+                r, q, parent, depth = top
+                rows, classes = self.tables(r)
+                t = rows[q][classes[byte]]
+                if t >= 0:
+                    nxt.add((r, t, parent, depth))
+        return frozenset(nxt)
+
+    def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:
+        for b in data:
+            stacks = self.step(stacks, b)
+            if not stacks:
+                return None
+        return stacks
+
+    def is_complete(self, stacks: frozenset) -> bool:
+        return any(self.closure(s)[1] for s in stacks)
+
+    def next_bytes(self, stacks: frozenset) -> set[int]:
+        """Bytes that can come next (for forced bytes)."""
+        out: set[int] = set()
+        for s in stacks:
+            tops = self.closure(s)[0]
+            limit = self.restriction(s)
+            for top in tops:
+                bits = self.read_bits(top[0], top[1])
+                if limit is not None and top in limit[0]:
+                    bits &= ~limit[1]
+                out.update(b for b in range(256) if bits >> b & 1)
+        return out

@@ -1,0 +1,60 @@
+"""Byte steps over stacks: greedy rules return only before a byte they cannot read."""
+
+from __future__ import annotations
+
+import pytest
+
+from constrain import GrammarError
+from constrain.automata import ir
+from constrain.automata.rules import compile_rules
+from constrain.automata.stack_semantics import StackSemantics
+
+LETTERS = ir.chars([(ord("a"), ord("z"))])
+DIGITS_OR_HEX = ir.chars([(ord("0"), ord("9")), (ord("a"), ord("f"))])
+
+
+def _complete(rules, start, greedy, text: str) -> bool:
+    sem = StackSemantics(compile_rules(rules, start, greedy=greedy))
+    state = sem.advance(sem.initial(), text.encode())
+    return state is not None and sem.is_complete(state)
+
+
+def test_a_greedy_rule_cannot_end_before_a_byte_it_reads():
+    # start: A "a" with A = a+ : greedy, A takes every "a" and none is left for the literal
+    rules = {"start": ir.concat(ir.RuleRef("A"), ir.literal("a")), "A": ir.repeat(ir.literal("a"), 1, None)}
+    assert _complete(rules, "start", (), "aa") and _complete(rules, "start", (), "aaa")
+    assert not _complete(rules, "start", ("A",), "aa") and not _complete(rules, "start", ("A",), "aaa")
+
+
+def test_two_names_need_a_separator_only_when_greedy():
+    name = ir.repeat(LETTERS, 1, None)
+    rules = {
+        "start": ir.concat(ir.RuleRef("NAME"), ir.repeat(ir.literal(" "), 0, None), ir.RuleRef("NAME")),
+        "NAME": name,
+    }
+    assert _complete(rules, "start", ("NAME",), "ab cd")
+    assert _complete(rules, "start", (), "abcd")
+    assert not _complete(rules, "start", ("NAME",), "abcd")
+
+
+def test_the_next_terminal_may_not_start_with_a_byte_the_greedy_one_reads():
+    # start: NAME HEX with NAME = [a-z]+, HEX = [0-9a-f]+ : after a name, HEX starts with a digit
+    rules = {
+        "start": ir.concat(ir.RuleRef("NAME"), ir.RuleRef("HEX")),
+        "NAME": ir.repeat(LETTERS, 1, None),
+        "HEX": ir.repeat(DIGITS_OR_HEX, 1, None),
+    }
+    greedy = ("NAME", "HEX")
+    assert _complete(rules, "start", greedy, "xy1f")
+    assert not _complete(rules, "start", greedy, "xyaf")  # "xyaf" is all NAME; no HEX left
+    sem = StackSemantics(compile_rules(rules, "start", greedy=greedy))
+    after = sem.advance(sem.initial(), b"xy")
+    assert set(range(ord("0"), ord("9") + 1)) | set(range(ord("a"), ord("z") + 1)) == sem.next_bytes(after)
+
+
+def test_greedy_rules_must_be_leaves_that_read_something():
+    rules = {"start": ir.concat(ir.RuleRef("A"), ir.literal("b")), "A": ir.repeat(ir.literal("a"), 0, None)}
+    with pytest.raises(GrammarError, match="greedy rule 'A'"):
+        compile_rules(rules, "start", greedy=("A",))
+    with pytest.raises(GrammarError, match="greedy rule 'start'"):
+        compile_rules(rules, "start", greedy=("start",))
