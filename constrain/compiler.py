@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from . import __version__
 from .automata import regex_to_dfa
@@ -120,6 +120,42 @@ class Compiler:
             )
 
         return self._memory.get_or_compute(key, compute)
+
+    def compile_lark(self, text: str, start: str = "start", *, import_paths: Sequence[str | os.PathLike[str]] = ()) -> CompiledGrammar:
+        """A grammar of the texts Lark's Earley parser accepts from rule `start` of the Lark
+        grammar `text` (docs/lark.md: the dialect, and where lexing differs). `import_paths`:
+        folders for `%import` of grammar files (common.lark and Lark's others are built in)."""
+        from .automata.rules import NEAR_START_NFA_STATES, compile_rules
+        from .grammar.lark.translate import lark_rules
+        from .index.stack_index import StackTokenAutomaton
+
+        if not isinstance(text, str):
+            raise TypeError(f"compile_lark needs the grammar as text (str), got {type(text).__name__}")
+        paths = [str(p) for p in import_paths]
+        options = {"start": start, "import_paths": paths}
+        key = cache_key("lark", text, options, self.vocab.fingerprint, __version__,
+                        [self.limits.max_nfa_states, self.limits.max_dfa_states])
+
+        def compute() -> CompiledGrammar:
+            lowered = lark_rules(text, start, import_paths=paths, limits=self.limits)
+            rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy)
+            rule_set.build_near_start(NEAR_START_NFA_STATES)
+            return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(rule_set, self.index))
+
+        return self._memory.get_or_compute(key, compute)
+
+    def compile_grammar_file(self, path: str | os.PathLike[str], start: str = "start") -> CompiledGrammar:
+        """A grammar file by its suffix: `.lark` (its folder is searched by `%import`), or
+        `.json` (a JSON Schema)."""
+        file = os.fspath(path)
+        suffix = os.path.splitext(file)[1].lower()
+        if suffix not in (".lark", ".json"):
+            raise GrammarError(f"{file}: unknown grammar file type {suffix!r} (expected .lark or .json)")
+        with open(file, encoding="utf-8") as fh:
+            text = fh.read()
+        if suffix == ".json":
+            return self.compile_json_schema(text)
+        return self.compile_lark(text, start, import_paths=[os.path.dirname(os.path.abspath(file))])
 
     def _compile(
         self, kind: str, source: str, options: dict[str, Any], build: Callable[[], DFA]

@@ -39,6 +39,17 @@ class UnsupportedRegexError(RegexSyntaxError):
     """The regex uses a construct no finite automaton can enforce (backreference, lookaround)."""
 
 
+class UnsupportedGrammarError(GrammarError):
+    """A Lark grammar uses a construct constrain cannot enforce (a terminal only a postlexer
+    makes, a terminal matching the empty string, left recursion through an empty rule).
+    `construct` names it and `where` the rule or terminal."""
+
+    def __init__(self, construct: str, where: str, why: str) -> None:
+        super().__init__(f"{construct} in {where}: {why}")
+        self.construct = construct
+        self.where = where
+
+
 class LimitExceededError(ConstrainError):
     """A configurable limit (states, time, depth) was exceeded; the message names the knob."""
 

@@ -1,0 +1,1 @@
+"""Lark grammars → rules for the stack matcher (see translate.py)."""

@@ -1,0 +1,94 @@
+"""A Lark terminal's match as an automaton.
+
+Lark's Earley parser (its default, with the dynamic lexer) matches each terminal where the
+parser expects it with Python's `re.match`, so a terminal's text is what that match takes:
+- With a lazy quantifier (`.*?`, as in common.lark's ESCAPED_STRING and C_COMMENT) the match
+  is the shortest: the terminal's strings are those of the regex with no proper prefix in it
+  (its DFA with every accepting state's transitions cut), and it ends where it first can.
+- Otherwise the match is the longest (greedy quantifiers): the terminal ends only before a byte
+  it cannot read. Where an accepting state can read on, the terminal is a *greedy rule* of its
+  own (see automata/stack_semantics.py); where none can (literals, `"..."` strings), the ending
+  is forced and the terminal is inlined into the rules that use it.
+Where re's backtracking order differs from both (an alternation whose first branch is a prefix
+of a later one, `a|ab`), we take the longest; docs/lark.md lists the differences.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...automata import ir, regex_to_dfa
+from ...automata.dfa import DFA, minimize
+from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
+from ...limits import Limits
+
+
+@dataclass(frozen=True)
+class Terminal:
+    """`node`: the terminal's strings; `greedy`: it must be a rule of its own that returns
+    only before a byte it cannot read."""
+
+    name: str
+    node: ir.Node
+    greedy: bool
+
+
+def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
+    """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal."""
+    if type(pattern).__name__ == "PatternStr" and not pattern.flags:
+        if not pattern.value:
+            raise UnsupportedGrammarError("an empty string terminal", f"terminal {name}", "it matches no text")
+        return Terminal(name, ir.literal(pattern.value), False)
+    regex = pattern.to_regexp()
+    try:
+        dfa = regex_to_dfa(regex, limits)
+    except UnsupportedRegexError as exc:
+        raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
+    except GrammarError as exc:
+        raise GrammarError(f"terminal {name}: {exc}") from None
+    if dfa.accepting[0]:
+        raise UnsupportedGrammarError(
+            "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
+        )
+    if _is_lazy(regex):
+        dfa = shortest_matches(dfa)
+    continues = bool((dfa.table[dfa.accepting] >= 0).any())
+    return Terminal(name, ir.Embedded(dfa), continues)
+
+
+def shortest_matches(dfa: DFA) -> DFA:
+    """The strings of `dfa` none of whose proper prefixes it accepts."""
+    table = np.array(dfa.table)
+    table[dfa.accepting] = -1
+    return minimize(dfa.byte_classes, table, dfa.accepting)
+
+
+def _is_lazy(regex: str) -> bool:
+    """Does the regex hold a lazy quantifier (`*?`, `+?`, `??`, `{m,n}?`)? Read with Python's
+    own parser: the same one Lark's matches use."""
+    try:
+        from re import _constants as constants, _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_constants as constants  # type: ignore[no-redef]
+        import sre_parse as parser  # type: ignore[no-redef]
+    try:
+        tree = parser.parse(regex)
+    except re.error:
+        return False
+    return _has(tree, constants.MIN_REPEAT)
+
+
+def _has(items: Any, opcode: Any) -> bool:
+    for op, av in items:
+        if op is opcode:
+            return True
+        for part in av if isinstance(av, (tuple, list)) else ():
+            if hasattr(part, "data") and _has(part, opcode):  # a SubPattern
+                return True
+            if isinstance(part, list) and any(hasattr(p, "data") and _has(p, opcode) for p in part):
+                return True
+    return False

@@ -1,0 +1,100 @@
+"""A Lark grammar as rules for the stack matcher (automata/rules.py).
+
+Lark's own loader reads the text (its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`,
+aliases, `_rules` and `?rules` all become plain rules over terminals); then:
+- each terminal becomes an automaton (terminals.py): inlined where its end is forced, a greedy
+  rule of its own where it could read on (the longest match);
+- `%ignore` terminals may come before every terminal and at the end of the text, as Lark's
+  lexer skips them between terminals;
+- left recursion is rewritten as iteration (left_recursion.py);
+- priorities, aliases and tree shaping change which parse Lark builds, not which texts parse:
+  they are read and have no effect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from ...automata import ir
+from ...errors import GrammarError, UnsupportedGrammarError
+from ...limits import Limits
+from .left_recursion import to_ir, without_left_recursion
+from .terminals import Terminal, lower_terminal
+
+TOP = "$start"  # the rule around the start rule (trailing ignored text); Lark names cannot hold "$"
+
+
+@dataclass(frozen=True)
+class LarkRules:
+    """`rules` (name -> IR) for compile_rules, from `start`, with the `greedy` terminal rules."""
+
+    rules: dict[str, ir.Node]
+    start: str
+    greedy: tuple[str, ...]
+
+
+def lark_rules(
+    text: str, start: str = "start", *, import_paths: Sequence[Path | str] = (), source: str = "<grammar>",
+    limits: Optional[Limits] = None,
+) -> LarkRules:
+    limits = limits or Limits()
+    term_defs, rule_defs, ignore_names = _load(text, start, import_paths, source)
+    terminals = {t.name: lower_terminal(t.name, t.pattern, limits) for t in term_defs}
+    bnf: dict[str, list[tuple]] = {}
+    is_terminal: dict[str, bool] = {}
+    for rule in rule_defs:
+        symbols = tuple(s.name for s in rule.expansion)
+        bnf.setdefault(rule.origin.name, []).append(symbols)
+        for s in rule.expansion:
+            is_terminal[s.name] = s.is_term
+            if s.is_term and s.name not in terminals:
+                raise UnsupportedGrammarError(
+                    f"terminal {s.name} without a pattern (%declare)", f"rule {rule.origin.name}",
+                    "only a postlexer makes it (e.g. indentation tokens), which a grammar cannot express",
+                )
+    bnf = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
+    ignored = [terminals[name] for name in ignore_names]
+    skip = ir.repeat(ir.alt(*[_use(t) for t in ignored]), 0, None) if ignored else None
+    used: set[str] = set(ignore_names)
+
+    def lower(symbol: str) -> ir.Node:
+        if not is_terminal.get(symbol, False):
+            return ir.RuleRef(symbol)
+        used.add(symbol)
+        node = _use(terminals[symbol])
+        return node if skip is None else ir.concat(skip, node)
+
+    rules: dict[str, ir.Node] = {name: to_ir(exps, lower) for name, exps in bnf.items()}
+    rules[TOP] = ir.RuleRef(start) if skip is None else ir.concat(ir.RuleRef(start), skip)
+    greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
+    for name in greedy:
+        rules[name] = terminals[name].node
+    return LarkRules(rules, TOP, greedy)
+
+
+def _use(terminal: Terminal) -> ir.Node:
+    """Where a grammar uses a terminal: a call of its greedy rule, or its text inline."""
+    return ir.RuleRef(terminal.name) if terminal.greedy else terminal.node
+
+
+def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str) -> tuple[Any, Any, Any]:
+    """Lark's loader: (terminal definitions, rules over terminals, the names of %ignore
+    terminals). Its errors become GrammarError with Lark's message (line and column)."""
+    try:
+        from lark.exceptions import LarkError
+        from lark.load_grammar import load_grammar
+    except ImportError as exc:  # pragma: no cover - lark is a dependency
+        raise GrammarError("Lark grammars need the `lark` package (pip install lark)") from exc
+    if not isinstance(text, str):
+        raise TypeError(f"a Lark grammar is text (str), got {type(text).__name__}")
+    try:
+        grammar, _ = load_grammar(text, source, [str(p) for p in import_paths], False)
+        if start not in {d[0] for d in grammar.rule_defs}:
+            raise GrammarError(f"the grammar has no rule {start!r} to start from (pass start=...)")
+        return grammar.compile([start], set())
+    except LarkError as exc:
+        raise GrammarError(f"Lark grammar {source}: {exc}") from None
+    except RecursionError:
+        raise GrammarError(f"Lark grammar {source}: nested too deeply to load") from None

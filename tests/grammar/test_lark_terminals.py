@@ -1,0 +1,48 @@
+"""Lark terminals as automata: lazy patterns take their shortest match, greedy ones their
+longest (a rule of their own where they could read on); literals are inlined."""
+
+from __future__ import annotations
+
+import pytest
+from lark.lexer import PatternRE, PatternStr
+
+from constrain import UnsupportedGrammarError
+from constrain.automata import ir
+from constrain.grammar.lark.terminals import lower_terminal
+from constrain.limits import Limits
+
+
+def _dfa(terminal):
+    return terminal.node.dfa
+
+
+def test_literals_are_inlined_text():
+    t = lower_terminal("IF", PatternStr("if"), Limits())
+    assert t.node == ir.literal("if") and not t.greedy
+    folded = lower_terminal("SELECT", PatternStr("select", flags=("i",)), Limits())
+    assert _dfa(folded).accepts(b"SeLeCt") and not folded.greedy
+
+
+def test_a_lazy_pattern_ends_at_its_first_match():
+    # common.lark's ESCAPED_STRING: the first unescaped quote ends it
+    t = lower_terminal("ESCAPED_STRING", PatternRE(r'".*?(?<!\\)(\\\\)*?"'), Limits())
+    dfa = _dfa(t)
+    assert dfa.accepts(b'"a"') and dfa.accepts(b'"a\\"b"') and dfa.accepts(b'"a\\\\"')
+    assert not dfa.accepts(b'"a"b"') and not dfa.accepts(b'"a\\\\"b"')
+    assert not t.greedy  # its end is forced: no accepting state reads on
+    comment = _dfa(lower_terminal("C_COMMENT", PatternRE(r"/\*(.|\n)*?\*/"), Limits()))
+    assert comment.accepts(b"/* a */") and not comment.accepts(b"/* a */ */")
+
+
+def test_a_pattern_that_can_read_on_is_greedy():
+    assert lower_terminal("NAME", PatternRE(r"[a-z]+"), Limits()).greedy
+    assert lower_terminal("WS", PatternRE(r"(?:[ \t])+"), Limits()).greedy
+    assert not lower_terminal("QUOTED", PatternRE(r'"[^"]*"'), Limits()).greedy
+
+
+def test_terminals_matching_nothing_or_backreferences_are_refused():
+    with pytest.raises(UnsupportedGrammarError, match="empty string") as info:
+        lower_terminal("A", PatternRE("a*"), Limits())
+    assert info.value.where == "terminal A"
+    with pytest.raises(UnsupportedGrammarError, match="backreference"):
+        lower_terminal("H", PatternRE(r"(?P<x>a)(?P=x)"), Limits())

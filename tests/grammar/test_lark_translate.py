@@ -1,0 +1,210 @@
+"""Lark grammars: the texts we accept are the texts Lark's own Earley parser accepts.
+
+Lark is the oracle: random texts over each grammar's characters are complete for us exactly
+when `lark.Lark(grammar).parse` succeeds; random masked walks with a real tokenizer end in texts
+Lark parses; masks equal the byte-by-byte steps of the same automaton.
+"""
+
+from __future__ import annotations
+
+import random
+
+import lark
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from constrain import Compiler, GrammarError, Matcher, UnsupportedGrammarError
+
+JSON = r'''
+?start: value
+?value: object | array | string | SIGNED_NUMBER -> number | "true" -> true | "false" -> false | "null" -> null
+array  : "[" [value ("," value)*] "]"
+object : "{" [pair ("," pair)*] "}"
+pair   : string ":" value
+string : ESCAPED_STRING
+%import common.ESCAPED_STRING
+%import common.SIGNED_NUMBER
+%import common.WS
+%ignore WS
+'''
+
+CALC = r'''
+?start: sum
+?sum: product | sum "+" product -> add | sum "-" product -> sub
+?product: atom | product "*" atom -> mul | product "/" atom -> div
+?atom: NUMBER -> number | "-" atom -> neg | NAME -> var | "(" sum ")"
+%import common.CNAME -> NAME
+%import common.NUMBER
+%import common.WS_INLINE
+%ignore WS_INLINE
+'''
+
+# Keywords beside names: "if" is a name's prefix; Lark's terminals match on their own, each the
+# longest it can ("ifx" is a name, "if x" a keyword and a name); comments are ignored.
+KEYWORDS = r'''
+start: stmt+
+stmt: "if" NAME ":" NAME ";" -> cond
+    | NAME "=" (NAME | INT) ";" -> assign
+NAME: /[a-z]+/
+COMMENT: /#[^\n]*\n/
+%import common.INT
+%ignore " "
+%ignore COMMENT
+'''
+
+GRAMMARS = {
+    "json": (JSON, '{}[],:"ab\\ 1.-e+tru'),
+    "calc": (CALC, "ab1 +-*/().e"),
+    "keywords": (KEYWORDS, "ifx: =;1 #\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def compiled(llama3):
+    compiler = Compiler(llama3)
+    return {name: compiler.compile_lark(text) for name, (text, _) in GRAMMARS.items()}
+
+
+@pytest.fixture(scope="module")
+def parsers():
+    return {name: lark.Lark(text, parser="earley") for name, (text, _) in GRAMMARS.items()}
+
+
+def _lark_accepts(parser, text: str) -> bool:
+    try:
+        parser.parse(text)
+        return True
+    except lark.exceptions.LarkError:
+        return False
+
+
+def _we_accept(grammar, text: str) -> bool:
+    sem = grammar.automaton.semantics
+    state = sem.advance(sem.initial(), text.encode())
+    return state is not None and sem.is_complete(state)
+
+
+EXAMPLES = {
+    "json": ['{"a": [1, 2.5, -3e4], "b" : {"c": null}}', ' [true,false , "x\\"y"] ', "12", '"a\\\\"', "[]"],
+    "calc": ["1+2*3", "(a - -b) / 4.5e3", "x", " 1 + 2 "],
+    "keywords": ["if x: y;", "ifx = 1;", "ifx: y;", "a=b;c=d;", "if x:y; # note\nz = 3;"],
+}
+REJECTED = {
+    "json": ['{"a" 1}', "[1 2]", '"abc', "-", "[1,]", '"a"b"', "01x"],
+    "calc": ["1+", "()", "1 2", "a b"],
+    "keywords": ["ab", "ab cd;", "x = 1", "if xy;", "if x:y z;"],
+}
+
+
+@pytest.mark.parametrize("name", list(GRAMMARS))
+def test_examples_agree_with_lark(name, compiled, parsers):
+    for text in EXAMPLES[name]:
+        assert _lark_accepts(parsers[name], text), text
+        assert _we_accept(compiled[name], text), text
+    for text in REJECTED[name]:
+        assert not _lark_accepts(parsers[name], text), text
+        assert not _we_accept(compiled[name], text), text
+
+
+@pytest.mark.parametrize("name", list(GRAMMARS))
+def test_random_texts_agree_with_lark(name, compiled, parsers):
+    alphabet = GRAMMARS[name][1]
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(text=st.text(alphabet=alphabet, max_size=12))
+    def check(text):
+        assert _we_accept(compiled[name], text) == _lark_accepts(parsers[name], text), repr(text)
+
+    check()
+
+
+CLOSERS = {b";", b"\n", b"}", b"]", b")", b'"', b"1"}
+
+
+@pytest.mark.parametrize("name", list(GRAMMARS))
+def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, llama3):
+    grammar = compiled[name]
+    rng = random.Random(3)
+    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
+    finished = 0
+    for _ in range(8):
+        m = Matcher(grammar)
+        tokens: list[int] = []
+        for step in range(60):
+            m.fill_next_token_bitmask(bm)
+            allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size])
+            eos = [t for t in allowed if t in llama3.eos_token_ids]
+            if eos and (rng.random() < 0.3 or len(allowed) == len(eos)):
+                break
+            text_tokens = [t for t in allowed if t not in llama3.eos_token_ids]
+            assert text_tokens, "a live state allows no token"
+            # prefer short tokens, later punctuation: random walks through free text rarely finish
+            short = [t for t in text_tokens if len(llama3.token_bytes[t]) <= 2] or text_tokens
+            if step > 20:  # then closing bytes where allowed (a comment, a string, a statement)
+                short = [t for t in short if llama3.token_bytes[t] in CLOSERS] or short
+            tokens.append(int(rng.choice(short)))
+            assert m.accept_token(tokens[-1])
+        if m.is_accepting():
+            finished += 1
+            text = b"".join(llama3.token_bytes[t] for t in tokens).decode()
+            assert _lark_accepts(parsers[name], text), repr(text)
+    assert finished
+
+
+
+def _oracle_mask(grammar, state, vocab) -> np.ndarray:
+    """A token is allowed iff its bytes can be read byte by byte (the stack semantics alone)."""
+    sem = grammar.automaton.semantics
+    allowed = np.zeros(vocab.size, dtype=bool)
+    for tid, data in enumerate(vocab.token_bytes):
+        if data and tid not in vocab.special_ids and sem.advance(state, data) is not None:
+            allowed[tid] = True
+    if sem.is_complete(state):
+        allowed[list(vocab.eos_token_ids)] = True
+    return allowed
+
+
+@pytest.mark.parametrize("name, prefix", [("json", b'{"a" : [1'), ("keywords", b"if ab")])
+def test_masks_equal_the_byte_steps(name, prefix, compiled, llama3):
+    grammar = compiled[name]
+    m = Matcher(grammar)
+    assert m.accept_tokens([llama3.token_bytes.index(bytes([b])) for b in prefix]) == len(prefix)
+    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
+    rng = random.Random(7)
+    for step in range(3):
+        m.fill_next_token_bitmask(bm)
+        ours = np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size].astype(bool)
+        theirs = _oracle_mask(grammar, m._history[-1], llama3)
+        diff = np.flatnonzero(ours != theirs)
+        assert not diff.size, (step, [(llama3.token_bytes[t], ours[t]) for t in diff[:5]])
+        assert m.accept_token(int(rng.choice([t for t in np.flatnonzero(ours) if t not in llama3.eos_token_ids])))
+
+
+def test_bad_grammars_raise_clear_errors(llama3):
+    compiler = Compiler(llama3)
+    with pytest.raises(GrammarError, match="line 1"):
+        compiler.compile_lark("start: (")
+    with pytest.raises(GrammarError, match="no rule 'begin'"):
+        compiler.compile_lark('start: "a"', start="begin")
+    with pytest.raises(GrammarError, match="not defined"):
+        compiler.compile_lark("start: other")
+    with pytest.raises(UnsupportedGrammarError, match="%declare") as info:
+        compiler.compile_lark("%declare INDENT\nstart: INDENT \"a\"")
+    assert info.value.where == "rule start"
+    with pytest.raises(UnsupportedGrammarError, match="empty string"):
+        compiler.compile_lark("start: A \"b\"\nA: /a*/")
+    with pytest.raises(UnsupportedGrammarError, match="can be empty"):
+        compiler.compile_lark('start: opt start "x" | "y"\nopt: "o" |')
+    with pytest.raises(TypeError):
+        compiler.compile_lark(b"start: \"a\"")  # type: ignore[arg-type]
+
+
+def test_compile_grammar_file_imports_from_its_folder(tmp_path, llama3):
+    (tmp_path / "words.lark").write_text('WORD: /[a-z]+/\n')
+    (tmp_path / "main.lark").write_text('start: WORD ("," WORD)*\n%import .words.WORD\n')
+    grammar = Compiler(llama3).compile_grammar_file(tmp_path / "main.lark")
+    assert _we_accept(grammar, "ab,cd") and not _we_accept(grammar, "ab,")
+    with pytest.raises(GrammarError, match="unknown grammar file type"):
+        Compiler(llama3).compile_grammar_file(tmp_path / "words.txt")
