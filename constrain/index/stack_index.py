@@ -58,6 +58,7 @@ class StackTokenAutomaton:
             words[t >> 5] |= np.uint32(1 << (t & 31))
         self._eos_row = self._finish(words, False)
         self.nodes_visited = 0
+        self._kept_bounds: dict[tuple, tuple] = {}  # boundaries less forbidden first bytes
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> frozenset:
@@ -156,14 +157,16 @@ class StackTokenAutomaton:
 
     def _first_bytes_not(self, top: tuple, forbidden: int, words: np.ndarray) -> None:
         """OR into `words` the tokens `top` and the rest of its stack read whose first byte is
-        not in `forbidden` (one bit per byte): after a greedy rule's return."""
-        root = self.index.trie.root
-        firsts = tuple(int(root[b]) for b in range(256) if root[b] >= 0 and not forbidden >> b & 1)
-        if firsts:
-            idx, bits, bounds = self._subtrees_for(0, top[0], top[1], firsts)
-            words[idx] |= bits
-            if bounds.groups:
-                self._beyond(top, 0, bounds, words)
+        not in `forbidden` (one bit per byte): after a greedy rule's return (first_bytes.py)."""
+        fb = self.index.first_bytes
+        if not (self._reads(top[0], top[1]) & fb.allowed(forbidden)).any():
+            return
+        inner, bounds, tid = self._inner_for(top[0], top[1])
+        words |= inner & ~fb.starting_with(forbidden)
+        if bounds.groups:
+            kept = fb.bounds_without(tid, bounds, forbidden, self._kept_bounds)
+            if kept.groups:
+                self._beyond(top, tid, kept, words)
 
     def _inner_for(self, r: int, q: int) -> tuple[np.ndarray, Boundaries, int]:
         """Tokens readable inside rule r from q over the whole vocabulary, cached per (rule's

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ..automata.warm import warm_compile_kernels
 from ..vocab import Vocabulary
+from .first_bytes import FirstBytes
 from .slice_choice import SliceProofs
 from .slices import TokenSlice, build_slices
 from .trie import TokenTrie
@@ -15,12 +18,14 @@ from .warm import warm_kernels
 class VocabIndex:
     """The full token trie plus the free-text slices (each with the trie of its complement)."""
 
-    __slots__ = ("trie", "slices", "eos_ids", "proofs")
+    __slots__ = ("trie", "slices", "eos_ids", "proofs", "first_bytes")
 
     def __init__(self, vocab: Vocabulary) -> None:
         self.trie = TokenTrie(vocab.token_bytes, vocab.special_ids)
         self.slices: tuple[TokenSlice, ...] = build_slices(vocab.token_bytes, vocab.special_ids, self.trie)
         self.eos_ids = vocab.eos_token_ids
+        first = np.fromiter((b[0] if b else 256 for b in vocab.token_bytes), dtype=np.int32, count=len(vocab.token_bytes))
+        self.first_bytes = FirstBytes(first, (self.trie, *(sl.rest for sl in self.slices)))
         self.proofs = SliceProofs()  # slice analyses per DFA, shared by this index's automata
         warm_kernels(self)
         warm_compile_kernels()

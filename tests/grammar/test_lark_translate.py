@@ -54,10 +54,20 @@ COMMENT: /#[^\n]*\n/
 %ignore COMMENT
 '''
 
+# An ignored run of spaces that a terminal may start with: the ignored text stays a greedy
+# rule of its own (elsewhere it is inlined as a plain regex).
+SPACES = r'''
+start: (WORD | ARROW)+
+WORD: /[a-z]+/
+ARROW: / *->/
+%ignore / +/
+'''
+
 GRAMMARS = {
     "json": (JSON, '{}[],:"ab\\ 1.-e+tru'),
     "calc": (CALC, "ab1 +-*/().e"),
     "keywords": (KEYWORDS, "ifx: =;1 #\n"),
+    "spaces": (SPACES, "ab ->"),
 }
 
 
@@ -90,11 +100,13 @@ EXAMPLES = {
     "json": ['{"a": [1, 2.5, -3e4], "b" : {"c": null}}', ' [true,false , "x\\"y"] ', "12", '"a\\\\"', "[]"],
     "calc": ["1+2*3", "(a - -b) / 4.5e3", "x", " 1 + 2 "],
     "keywords": ["if x: y;", "ifx = 1;", "ifx: y;", "a=b;c=d;", "if x:y; # note\nz = 3;"],
+    "spaces": ["ab ->cd", "ab  -> cd", "->", " ab"],
 }
 REJECTED = {
     "json": ['{"a" 1}', "[1 2]", '"abc', "-", "[1,]", '"a"b"', "01x"],
     "calc": ["1+", "()", "1 2", "a b"],
     "keywords": ["ab", "ab cd;", "x = 1", "if xy;", "if x:y z;"],
+    "spaces": ["", "a-", "ab - >"],
 }
 
 
@@ -120,7 +132,7 @@ def test_random_texts_agree_with_lark(name, compiled, parsers):
     check()
 
 
-CLOSERS = {b";", b"\n", b"}", b"]", b")", b'"', b"1"}
+CLOSERS = {b";", b"\n", b"}", b"]", b")", b'"', b"1", b"->"}
 
 
 @pytest.mark.parametrize("name", list(GRAMMARS))
@@ -208,3 +220,11 @@ def test_compile_grammar_file_imports_from_its_folder(tmp_path, llama3):
     assert _we_accept(grammar, "ab,cd") and not _we_accept(grammar, "ab,")
     with pytest.raises(GrammarError, match="unknown grammar file type"):
         Compiler(llama3).compile_grammar_file(tmp_path / "words.txt")
+
+
+def test_ignored_whitespace_is_inlined_unless_a_terminal_starts_with_it(compiled):
+    """JSON's ignored WS is a plain regex (no rule, no frames); in SPACES a terminal may start
+    with a space, so the ignored run stays a greedy rule (the random-text test checks both)."""
+    assert "WS" not in compiled["json"].automaton.rules.names
+    spaces = compiled["spaces"].automaton.rules
+    assert any(g for g in spaces.greedy) and len([n for n, g in zip(spaces.names, spaces.greedy) if g]) == 2

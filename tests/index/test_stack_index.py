@@ -199,21 +199,26 @@ def _greedy_rules(follow: str) -> dict:
     if follow == "dots":  # NAME of dots, HEX a dot then a sign: the greedy NAME leaves no dot
         letters = ir.literal(".")
         hex_digits = ir.concat(ir.literal("."), ir.chars([(ord(c), ord(c)) for c in ":;)-"]))
+    if follow == "colon":  # HEX may start with a dot (refused after NAME) or a colon
+        letters = ir.literal(".")
+        hex_digits = ir.concat(ir.chars([(ord("."), ord(".")), (ord(":"), ord(":"))]), ir.chars([(ord(c), ord(c)) for c in ");"]))
     return {
         "start": ir.concat(item, ir.repeat(ir.concat(ws, ir.literal(","), ws, item), 0, None), ws),
         "NAME": ir.repeat(letters, 1, None),
-        "HEX": hex_digits if follow == "dots" else ir.repeat(hex_digits, 1, None),
+        "HEX": ir.repeat(hex_digits, 1, None) if follow == "hex" else hex_digits,
         "WS": ir.repeat(ir.literal(" "), 1, None),
     }
 
 
-@pytest.mark.parametrize("follow", ["hex", "dots"])
+@pytest.mark.parametrize("follow", ["hex", "dots", "colon"])
 def test_masks_after_greedy_returns_equal_the_oracle(follow, llama3):
     """Greedy rules (Lark terminals): a name followed by a hex number ends only before a byte
     it cannot read; the tokens after its return may not start with a letter it reads (a walk
     from the allowed first bytes; boundaries only where the rule cannot read on). With NAME a
     run of dots and HEX a dot then a sign, the grammar has no document at all, and masks still
-    equal the byte steps: ".:" is refused after "." and "..:" at the start (NAME reads the dot)."""
+    equal the byte steps: ".:" is refused after "." and "..:" at the start (NAME reads the dot).
+    Where HEX may start with a colon too, ".)" and ".)," stay refused after "." while ":)" is
+    allowed (the walk's tokens and boundaries less those under a dot)."""
     automaton = StackTokenAutomaton(
         compile_rules(_greedy_rules(follow), "start", greedy=("NAME", "HEX", "WS")), Compiler(llama3).index
     )

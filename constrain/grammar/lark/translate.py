@@ -4,8 +4,10 @@ Lark's own loader reads the text (its syntax, `%import`, templates, `?`/`*`/`+`/
 aliases, `_rules` and `?rules` all become plain rules over terminals); then:
 - each terminal becomes an automaton (terminals.py): inlined where its end is forced, a greedy
   rule of its own where it could read on (the longest match);
-- `%ignore` terminals may come before every terminal and at the end of the text, as Lark's
-  lexer skips them between terminals;
+- `%ignore` terminals may come after every terminal and at the start of the text, as Lark's
+  lexer skips them between terminals (after, not before: the text between two terminals then
+  belongs to the innermost rule that read the first, one stack, where "before" would leave one
+  stack per rule that could start there);
 - left recursion is rewritten as iteration (left_recursion.py);
 - priorities, aliases and tree shaping change which parse Lark builds, not which texts parse:
   they are read and have no effect.
@@ -56,22 +58,56 @@ def lark_rules(
                 )
     bnf = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
     ignored = [terminals[name] for name in ignore_names]
-    skip = ir.repeat(ir.alt(*[_use(t) for t in ignored]), 0, None) if ignored else None
-    used: set[str] = set(ignore_names)
+    others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
+    plain = _plain_ignore(ignored, others)
+    skip = ir.repeat(ir.alt(*[t.node if plain else _use(t) for t in ignored]), 0, None) if ignored else None
+    used: set[str] = set() if plain else set(ignore_names)
 
     def lower(symbol: str) -> ir.Node:
         if not is_terminal.get(symbol, False):
             return ir.RuleRef(symbol)
         used.add(symbol)
         node = _use(terminals[symbol])
-        return node if skip is None else ir.concat(skip, node)
+        return node if skip is None else ir.concat(node, skip)
 
     rules: dict[str, ir.Node] = {name: to_ir(exps, lower) for name, exps in bnf.items()}
-    rules[TOP] = ir.RuleRef(start) if skip is None else ir.concat(ir.RuleRef(start), skip)
+    rules[TOP] = ir.RuleRef(start) if skip is None else ir.concat(skip, ir.RuleRef(start))
     greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
     for name in greedy:
         rules[name] = terminals[name].node
     return LarkRules(rules, TOP, greedy)
+
+
+def _plain_ignore(ignored: list[Terminal], others: list[Terminal]) -> bool:
+    """Can the ignored text between terminals be inlined as a plain regex (no greedy calls)?
+    Yes when splitting it can change nothing: every ignored terminal either ends where it is
+    forced to, or is a run of one byte set (`WS: /[ \t\n]+/`), and no other terminal starts
+    with a byte of such a run (then the run is never cut short by the greedy rule). Most
+    grammars ignore whitespace and comments so: their masks then walk no whitespace frames."""
+    runs = bytearray(256)
+    for t in ignored:
+        if t.greedy:
+            dfa = t.node.dfa  # type: ignore[union-attr]  # greedy terminals are DFAs (terminals.py)
+            one_run = dfa.n_states == 2 and not dfa.accepting[0] and dfa.accepting[1] and (dfa.table[0] == dfa.table[1]).all()
+            if not one_run:
+                return False
+            for b in range(256):
+                if dfa.table[0, dfa.byte_classes[b]] >= 0:
+                    runs[b] = 1
+    if not any(runs):
+        return True
+    for t in [*ignored, *others]:
+        if not (t.greedy and t in ignored) and any(runs[b] for b in first_bytes(t.node)):
+            return False
+    return True
+
+
+def first_bytes(node: ir.Node) -> set[int]:
+    """The bytes a terminal's text can start with."""
+    from ...automata import compile_ir
+
+    dfa = node.dfa if isinstance(node, ir.Embedded) else compile_ir(node)  # type: ignore[union-attr]
+    return {b for b in range(256) if dfa.table[0, dfa.byte_classes[b]] >= 0}
 
 
 def _use(terminal: Terminal) -> ir.Node:
