@@ -22,6 +22,7 @@ from typing import Any, Optional, Sequence
 from ...automata import ir
 from ...errors import GrammarError, UnsupportedGrammarError
 from ...limits import Limits
+from .dialect import read_dialect
 from .left_recursion import to_ir, without_left_recursion
 from .terminals import Terminal, lower_terminal
 
@@ -125,6 +126,7 @@ def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str
         raise GrammarError("Lark grammars need the `lark` package (pip install lark)") from exc
     if not isinstance(text, str):
         raise TypeError(f"a Lark grammar is text (str), got {type(text).__name__}")
+    text, _ = read_dialect(text)  # (options: only an empty %llguidance header passes)
     try:
         grammar, _ = load_grammar(text, source, [str(p) for p in import_paths], False)
         if start not in {d[0] for d in grammar.rule_defs}:
