@@ -95,6 +95,11 @@ class Engine:
         """Is `text` (whose tokens are `tokens`) a complete document of `grammar`?"""
         raise NotImplementedError
 
+    # Lark grammars (benchmarks/lark.py): the grammar text as each engine reads Lark; `folder`
+    # resolves relative %imports where the engine can.
+    def compile_lark(self, text: str, start: str = "start", folder: Any = None) -> Any:
+        raise NotImplementedError(f"{self.name} has no Lark adapter")
+
     def first_mask(self, pattern: str, buf: Any) -> tuple[int, Any, Any]:
         """(ns from regex text to the first mask filled, grammar, matcher)."""
         self.clear()
@@ -132,6 +137,9 @@ class ConstrainEngine(Engine):
     def accepts_document(self, g, text, tokens):
         return g.accepts(text.encode("utf-8"))
 
+    def compile_lark(self, text, start="start", folder=None):
+        return self.compiler.compile_lark(text, start, import_paths=[folder] if folder else ())
+
 
 class XGrammarEngine(Engine):
     name = "xgrammar"
@@ -161,6 +169,14 @@ class XGrammarEngine(Engine):
     def accepts_document(self, g, text, tokens):
         m = self.xgr.GrammarMatcher(g)
         return bool(m.accept_string(text)) and m.is_completed()
+
+    def compile_lark(self, text, start="start", folder=None):
+        if start != "start":
+            raise ValueError("XGrammar's Lark input starts at `start`")
+        return self.compiler.compile_lark(text)
+
+    def clear(self):
+        self.compiler.clear_cache()
 
 
 class LLGuidanceEngine(Engine):
@@ -196,6 +212,11 @@ class LLGuidanceEngine(Engine):
     def accepts_document(self, g, text, tokens):
         m = self.matcher(g)
         return bool(m.consume_tokens(tokens)) and not m.is_error() and m.is_accepting()
+
+    def compile_lark(self, text, start="start", folder=None):
+        if start != "start":
+            text = f"start: {start}\n" + text
+        return self.llg.grammar_from("lark", text)
 
     def fill(self, m, buf):
         self._fill(m, buf, 0)

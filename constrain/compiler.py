@@ -94,7 +94,7 @@ class Compiler:
         if documents:
             source += "\n" + json.dumps(documents, separators=(",", ":"))
         key = cache_key("json_schema", source, options.key(), self.vocab.fingerprint, __version__,
-                        [self.limits.max_nfa_states, self.limits.max_dfa_states])
+                        [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()])
 
         def compute() -> CompiledGrammar:
             translator = Translator(as_dict, options, documents)
@@ -109,9 +109,9 @@ class Compiler:
                 raise
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             if translator.keyed:
-                automaton: Any = distinct_keys(rule_set, translator.keyed, translator.distinct, self.index, self.vocab)
+                automaton: Any = distinct_keys(rule_set, translator.keyed, translator.distinct, self.index, self.vocab, self.limits)
             else:
-                automaton = StackTokenAutomaton(rule_set, self.index)
+                automaton = StackTokenAutomaton(rule_set, self.index, self.limits)
                 if translator.distinct:
                     automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)
             return CompiledGrammar(
@@ -134,13 +134,13 @@ class Compiler:
         paths = [str(p) for p in import_paths]
         options = {"start": start, "import_paths": paths}
         key = cache_key("lark", text, options, self.vocab.fingerprint, __version__,
-                        [self.limits.max_nfa_states, self.limits.max_dfa_states])
+                        [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()])
 
         def compute() -> CompiledGrammar:
             lowered = lark_rules(text, start, import_paths=paths, limits=self.limits)
             rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy)
             rule_set.build_near_start(NEAR_START_NFA_STATES)
-            return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(rule_set, self.index))
+            return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(rule_set, self.index, self.limits))
 
         return self._memory.get_or_compute(key, compute)
 
@@ -258,7 +258,9 @@ def _without_unsatisfiable_objects(rules: Mapping[str, Any], start: str, rule_se
         rule_set = compile_rules(rules, start, limits)
 
 
-def distinct_keys(rule_set: Any, keyed: Mapping[str, Any], distinct: list[str], index: VocabIndex, vocab: Vocabulary) -> Any:
+def distinct_keys(
+    rule_set: Any, keyed: Mapping[str, Any], distinct: list[str], index: VocabIndex, vocab: Vocabulary, limits: Limits
+) -> Any:
     """The JSON Schema automaton with the keys of any-order objects (the rules `keyed`, see
     grammar/json_schema/any_order.py) kept distinct by the matcher, and the items of the
     arrays `distinct` too (uniqueItems, as distinct_items)."""
@@ -268,6 +270,6 @@ def distinct_keys(rule_set: Any, keyed: Mapping[str, Any], distinct: list[str], 
 
     ids = {name: k for k, name in enumerate(rule_set.names)}
     objects = {ids[name]: (spec.named, spec.required, spec.lo, spec.hi) for name, spec in keyed.items()}
-    inner = StackTokenAutomaton(VariantRules(rule_set, sorted(objects)), index)
+    inner = StackTokenAutomaton(VariantRules(rule_set, sorted(objects)), index, limits)
     items = distinct_items(inner, rule_set, distinct, vocab) if distinct else None
     return DistinctKeysAutomaton(inner, objects, vocab.token_bytes, vocab.special_ids, items)

@@ -12,10 +12,21 @@ class Limits:
     max_nfa_states: int = 500_000
     max_dfa_states: int = 100_000
     max_compile_seconds: float = 30.0
+    # Grammars of rules (JSON Schema objects and arrays, Lark): how deep the text may nest (frames
+    # on one stack), how many readings one position may keep (an ambiguous grammar's stacks), and
+    # how long one mask may take to compute.
+    max_stack_depth: int = 10_000
+    max_stacks: int = 10_000
+    max_mask_seconds: float = 10.0
 
     def __post_init__(self) -> None:
-        for name in ("max_nfa_states", "max_dfa_states"):
+        for name in ("max_nfa_states", "max_dfa_states", "max_stack_depth", "max_stacks"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Limits.{name} must be positive")
-        if self.max_compile_seconds <= 0:
-            raise ValueError("Limits.max_compile_seconds must be positive")
+        for name in ("max_compile_seconds", "max_mask_seconds"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"Limits.{name} must be positive")
+
+    def stack_key(self) -> list:
+        """The limits that change what a grammar of rules does (part of its cache key)."""
+        return [self.max_stack_depth, self.max_stacks, self.max_mask_seconds]

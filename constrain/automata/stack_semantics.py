@@ -22,9 +22,10 @@ class StackSemantics:
     """Shared and thread-safe (the memos are dicts whose entries are immutable; concurrent
     fills only repeat work)."""
 
-    def __init__(self, rules: RuleSet, max_depth: int = 10_000) -> None:
+    def __init__(self, rules: RuleSet, max_depth: int = 10_000, max_stacks: int = 10_000) -> None:
         self.rules = rules
         self.max_depth = max_depth
+        self.max_stacks = max_stacks
         self._closure: dict[Stack, tuple[frozenset, bool]] = {}
         self._restricted: dict[Stack, tuple[frozenset, int]] = {}
         self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
@@ -91,9 +92,7 @@ class StackSemantics:
             rule = rs.rule(r)
             calls = rule.calls[q]
             if calls and depth >= self.max_depth:
-                raise LimitExceededError(
-                    "grammar stack depth", self.max_depth, "StackSemantics(max_depth=...) / Limits"
-                )
+                raise LimitExceededError("grammar stack depth", self.max_depth, "Limits(max_stack_depth=...)")
             for k, t in calls:
                 todo.append((k, 0, (r, t, parent, depth), depth + 1))
             if rule.dfa.accepting[q]:
@@ -117,6 +116,11 @@ class StackSemantics:
                 t = rows[q][classes[byte]]
                 if t >= 0:
                     nxt.add((r, t, parent, depth))
+        if len(nxt) > self.max_stacks:
+            raise LimitExceededError(
+                "readings of the text at one position (an ambiguous grammar's stacks)", self.max_stacks,
+                "Limits(max_stacks=...)",
+            )
         return frozenset(nxt)
 
     def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:

@@ -15,11 +15,14 @@ stacks).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Optional
 
 import numpy as np
 
 from ..automata.rules import RuleSet
+from ..errors import LimitExceededError
+from ..limits import Limits
 from ..automata.stack_semantics import ALL_BYTES, StackSemantics
 from .boundaries import Boundaries
 from .follow import ExitFilter
@@ -37,10 +40,11 @@ MAX_FORCED_BYTES = 4096
 class StackTokenAutomaton:
     """The TokenAutomaton (see constrain/compiled.py) of a grammar of rules."""
 
-    def __init__(self, rules: RuleSet, index: VocabIndex, max_stack_depth: int = 10_000) -> None:
+    def __init__(self, rules: RuleSet, index: VocabIndex, limits: Limits = Limits()) -> None:
         self.rules = rules
         self.index = index
-        self.semantics = StackSemantics(rules, max_stack_depth)
+        self.semantics = StackSemantics(rules, limits.max_stack_depth, limits.max_stacks)
+        self._mask_seconds = limits.max_mask_seconds
         self.eos_ids = tuple(sorted(index.eos_ids))
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
@@ -227,7 +231,10 @@ class StackTokenAutomaton:
         todo: dict[tuple[int, tuple], list[np.ndarray]] = {}
         walked: dict[tuple[int, tuple], set[int]] = {}
         self._expand(top, tid, bounds, todo)
+        deadline = time.perf_counter() + self._mask_seconds
         while todo:
+            if time.perf_counter() > deadline:
+                raise LimitExceededError("seconds for one mask", self._mask_seconds, "Limits(max_mask_seconds=...)")
             (t, other), parts = todo.popitem()
             done = walked.setdefault((t, other), set())
             nodes = set((parts[0] if len(parts) == 1 else np.concatenate(parts)).tolist())

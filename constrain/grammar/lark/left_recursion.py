@@ -5,8 +5,9 @@ of `x+` is a left-recursive helper rule. A stack of rule frames cannot run it (t
 call itself forever before reading), but only the language matters for masks, so each
 left-recursive group of rules is rewritten: rules earlier in the group are substituted into
 the leading position of later ones (Paull's algorithm, within the group only), then a rule's
-direct recursion `A: A a | b` becomes `A: b (a)*`. A rule reaching itself through a leading
-rule that can derive the empty string is refused (UnsupportedGrammarError): rare in practice.
+direct recursion `A: A a | b` becomes `A: b (a)*`. Where a rule reaches itself after leading
+rules that can derive the empty string, the grammar first loses the empty string (see
+_without_empty) so that the recursion shows at the front.
 
 Rules are lists of expansions; an expansion is a tuple of items: a symbol name, or a Star (any
 number of its expansions, one after another).
@@ -30,26 +31,53 @@ Item = Union[str, Star]
 Rules = dict[str, list[tuple]]
 
 
-def without_left_recursion(rules: Rules, is_terminal: Callable[[str], bool]) -> Rules:
-    """`rules` (nonterminal -> expansions) with no rule able to call itself before reading."""
+def without_left_recursion(rules: Rules, is_terminal: Callable[[str], bool]) -> tuple[Rules, set[str]]:
+    """`rules` (nonterminal -> expansions) with no rule able to call itself before reading, and
+    the rules that lost the empty string on the way (empty when none had to: see below)."""
     rules = {name: list(exps) for name, exps in rules.items()}
     nullable = _nullable(rules, is_terminal)
     corners = {name: _left_corners(exps, rules, nullable, is_terminal) for name, exps in rules.items()}
-    for group in _cycles(corners):
-        members = set(group)
-        for name in group:
-            for callee, hidden in corners[name]:
-                if callee in members and hidden:
-                    raise UnsupportedGrammarError(
-                        "left recursion through a rule that can be empty", f"rule {name}",
-                        f"{name} reaches {callee} after a rule that may match nothing; make that rule non-empty "
-                        "or move the recursion",
-                    )
+    groups = _cycles(corners)
+    emptied: set[str] = set()
+    if any(hidden and callee in group for group in groups for name in group for callee, hidden in corners[name]):
+        # A rule reaches itself after rules that may match nothing: without the empty string
+        # anywhere (each expansion once with and once without every such rule) the recursion
+        # shows at the front. Only then: it multiplies expansions.
+        rules = _without_empty(rules, nullable, is_terminal)
+        emptied = nullable
+        corners = {name: _left_corners(exps, rules, set(), is_terminal) for name, exps in rules.items()}
+        groups = _cycles(corners)
+    for group in groups:
         for i, name in enumerate(group):
             for earlier in group[:i]:
                 rules[name] = _substituted(rules[name], earlier, rules[earlier])
             rules[name] = _without_direct(name, rules[name])
-    return rules
+    return rules, emptied
+
+
+MAX_EMPTY_VARIANTS = 256  # expansions one expansion may become when the empty string goes
+
+
+def _without_empty(rules: Rules, nullable: set[str], is_terminal: Callable[[str], bool]) -> Rules:
+    """The same languages less the empty string: every expansion once per choice of the rules
+    in it that may match nothing (kept or left out), the empty expansion dropped."""
+    out: Rules = {}
+    for name, exps in rules.items():
+        new: dict[tuple, None] = {}
+        for e in exps:
+            optional = [k for k, x in enumerate(e) if not isinstance(x, Star) and not is_terminal(x) and x in nullable]
+            if 1 << len(optional) > MAX_EMPTY_VARIANTS:
+                raise UnsupportedGrammarError(
+                    "left recursion through rules that can be empty", f"rule {name}",
+                    f"an expansion holds {len(optional)} such rules (at most {MAX_EMPTY_VARIANTS.bit_length() - 1})",
+                )
+            for choice in range(1 << len(optional)):
+                left_out = {optional[j] for j in range(len(optional)) if choice >> j & 1}
+                variant = tuple(x for k, x in enumerate(e) if k not in left_out)
+                if variant:
+                    new[variant] = None
+        out[name] = list(new)
+    return out
 
 
 def to_ir(expansions: list[tuple], lower: Callable[[str], ir.Node]) -> ir.Node:

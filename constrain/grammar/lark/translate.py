@@ -57,7 +57,7 @@ def lark_rules(
                     f"terminal {s.name} without a pattern (%declare)", f"rule {rule.origin.name}",
                     "only a postlexer makes it (e.g. indentation tokens), which a grammar cannot express",
                 )
-    bnf = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
+    bnf, emptied = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
     ignored = [terminals[name] for name in ignore_names]
     others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
     plain = _plain_ignore(ignored, others)
@@ -72,7 +72,10 @@ def lark_rules(
         return node if skip is None else ir.concat(node, skip)
 
     rules: dict[str, ir.Node] = {name: to_ir(exps, lower) for name, exps in bnf.items()}
-    rules[TOP] = ir.RuleRef(start) if skip is None else ir.concat(skip, ir.RuleRef(start))
+    body: ir.Node = ir.RuleRef(start)
+    if start in emptied:  # (the start rule lost the empty text to left-recursion removal)
+        body = ir.repeat(body, 0, 1)
+    rules[TOP] = body if skip is None else ir.concat(skip, body)
     greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
     for name in greedy:
         rules[name] = terminals[name].node

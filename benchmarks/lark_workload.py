@@ -1,0 +1,147 @@
+"""Workload of benchmarks/lark.py: grammars and the documents walked through them.
+
+- The shipped grammars (grammars/*.lark) with documents written for them here; the JSON grammar
+  walks the valid instances of ../shared/data/jsonschemabench-tests (pretty-printed, so that
+  whitespace between tokens is exercised too).
+- The grammars of ../shared/data/lark-grammars that Lark loads, with documents made by seeded
+  random walks under our own masks (on a Compiler of its own, so the measured one starts cold)
+  and kept only where Lark's parser accepts them; walks stay short and steer to an end.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+LARK_DATA = DATA / "lark-grammars"
+
+
+@dataclass
+class Case:
+    name: str
+    text: str
+    start: str = "start"
+    folder: Optional[str] = None  # for relative %import
+    docs: Optional[list[str]] = None  # documents as text (tokenized by the benchmark), or
+    walks: Optional[list[list[int]]] = None  # documents as token ids
+
+
+SHIPPED_DOCS = {
+    "arithmetic": ["1 + 2 * 3", "-(a + b) ** 2 / 4.5e3 % 7", "max(1, x, f(2)) - min(y, 3.25)", "2**-1 + sqrt(x*x + y*y)",
+                   "(((1)))", "f(g(h(1, 2), 3), 4) * -5"],
+    "csv": ['name,age,city\nAda,36,London\n"Lovelace, A.","",Paris\n', "id,value\r\n1,3.5\r\n2,\r\n3,\"x\"\"y\"\r\n",
+            "a,b,c\n1,2,3\n4,5,6\n7,8,9\n"],
+    "sql": [
+        "SELECT * FROM users;",
+        "SELECT u.name, COUNT(*) AS n FROM users u LEFT JOIN orders o ON o.user_id = u.id "
+        "WHERE u.age BETWEEN 18 AND 65 AND u.name LIKE 'A%' GROUP BY u.name HAVING COUNT(*) > 2 "
+        "ORDER BY n DESC LIMIT 10 OFFSET 5;",
+        "SELECT a, b FROM t WHERE b IN (SELECT b FROM s WHERE s.c = 'x') UNION ALL SELECT 1, 2;",
+        "SELECT CASE WHEN price IS NOT NULL THEN price * 1.2 ELSE 0 END AS gross FROM products WHERE id = 7;",
+        "SELECT DISTINCT country FROM customers WHERE NOT EXISTS (SELECT 1 FROM orders WHERE orders.cid = customers.id) ORDER BY country;",
+    ],
+    "python_expr": ["x if a and not b else y", "f(1, *args, key=[1, 2], **kw).attr[0:n]",
+                    "lambda a, b: {'k': (a, b,), \"s\": a // b}", "not 0x1F in d is not None",
+                    "sorted(items, key=lambda kv: kv[1], reverse=True)[:10]"],
+    "tool_call": [
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}</tool_call>',
+        '<tool_call>{"name": "search", "arguments": {"query": "constrained decoding", "limit": 5, "filters": {"year": [2024, 2025]}}}</tool_call>',
+        '<tool_call>{"name":"a","arguments":{}}</tool_call>\n<tool_call>{"name": "b", "arguments": {"x": [1, null, true]}}</tool_call>',
+    ],
+}
+
+
+def json_documents(limit: int) -> list[str]:
+    """Valid instances of the JSONSchemaBench test files, pretty-printed (indent 2)."""
+    root = DATA / "jsonschemabench-tests"
+    docs: list[str] = []
+    for sub in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        for f in sorted(sub.iterdir())[:limit]:
+            try:
+                tests = json.loads(f.read_text())["tests"]
+            except (ValueError, KeyError):
+                continue
+            for t in tests:
+                if t.get("valid") and len(json.dumps(t["data"])) < 400:
+                    docs.append(json.dumps(t["data"], indent=2, ensure_ascii=False))
+                    break
+    return docs
+
+
+def shipped_cases(json_limit: int) -> list[Case]:
+    from constrain.grammars import NAMES, load
+
+    cases = []
+    for name in NAMES:
+        docs = json_documents(json_limit) if name == "json" else SHIPPED_DOCS[name]
+        cases.append(Case(f"shipped/{name}", load(name), docs=docs))
+    return cases
+
+
+def shared_cases() -> list[Case]:
+    """The grammars of ../shared/data/lark-grammars that Lark itself loads (INDEX.tsv)."""
+    index = LARK_DATA / "INDEX.tsv"
+    if not index.exists():
+        return []
+    cases = []
+    with index.open() as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if row["kind"] != "grammar" or row["loads_in_lark_1.3.1_earley"] != "yes":
+                continue
+            path = LARK_DATA / row["file"]
+            cases.append(Case(row["file"], path.read_text(), row["start_rule_used"] or "start", str(path.parent)))
+    return cases
+
+
+def walk_documents(case: Case, vocab, compiler, n: int, max_tokens: int, seed: int) -> list[list[int]]:
+    """Up to n token sequences from seeded random walks under our masks that end where the
+    grammar may end and that Lark's parser accepts."""
+    import lark
+
+    from constrain import Matcher
+
+    grammar = compiler.compile_lark(case.text, case.start, import_paths=[case.folder] if case.folder else ())
+    try:
+        parser = lark.Lark(case.text, start=case.start, parser="earley", import_paths=[case.folder] if case.folder else [])
+    except Exception:
+        return []
+    rng = random.Random(seed)
+    bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    eos = set(vocab.eos_token_ids)
+    out: list[list[int]] = []
+    for _ in range(4 * n):
+        if len(out) == n:
+            break
+        m = Matcher(grammar)
+        tokens: list[int] = []
+        for step in range(max_tokens):
+            m.fill_next_token_bitmask(bm)
+            allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: vocab.size])
+            text_ids = [t for t in allowed if t not in eos]
+            if len(text_ids) < len(allowed) and (not text_ids or (step > 4 and rng.random() < 0.25)):
+                break
+            if not text_ids:
+                break
+            if step > max_tokens // 2:
+                forced = m.forced_bytes()
+                follow = [t for t in text_ids if forced and forced.startswith(vocab.token_bytes[t])]
+                if follow:
+                    text_ids = [max(follow, key=lambda t: len(vocab.token_bytes[t]))]
+            short = [t for t in text_ids if 0 < len(vocab.token_bytes[t].strip()) <= 3] or text_ids
+            tokens.append(int(rng.choice(short)))
+            m.accept_token(tokens[-1])
+        if not m.is_accepting() or not tokens:
+            continue
+        try:
+            parser.parse(b"".join(vocab.token_bytes[t] for t in tokens).decode("utf-8"))
+        except Exception:
+            continue
+        out.append(tokens)
+    return out
