@@ -16,7 +16,7 @@ import numpy as np
 class Boundaries:
     """`groups`: (state, nodes, their bytes) per state that met boundaries. Build with `of`."""
 
-    __slots__ = ("groups", "_picked", "_key")
+    __slots__ = ("groups", "_picked", "_key", "_bits")
 
     @staticmethod
     def of(nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> Boundaries:
@@ -40,6 +40,15 @@ class Boundaries:
             )
         self._picked: dict[tuple[int, int, int], np.ndarray] = {}
         self._key: Optional[tuple] = None
+        self._bits: Optional[list[int]] = None
+
+    def byte_bits(self, i: int) -> int:
+        """The bytes of group i's nodes, one bit each: a reader that reads none of them needs
+        no pass over the nodes (most of a stack's tops, at most boundaries)."""
+        bits = self._bits
+        if bits is None:
+            bits = self._bits = [sum(1 << b for b in np.unique(g[2]).tolist()) for g in self.groups]
+        return bits[i]
 
     @property
     def key(self) -> tuple:

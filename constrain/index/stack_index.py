@@ -205,10 +205,12 @@ class StackTokenAutomaton:
         """At each boundary met while reading with `top`, the stack's other tops (calls pushed,
         returns popped) that can read the node's byte walk the node's subtree: queue them."""
         r, _, parent, depth = top
-        for q2, nodes, node_bytes in bounds.groups:
+        sem = self.semantics
+        for i, (q2, nodes, node_bytes) in enumerate(bounds.groups):
             here = (r, q2, parent, depth)
-            for other in self.semantics.closure(here)[0]:
-                if other != here:
+            present = bounds.byte_bits(i)
+            for other in sem.closure(here)[0]:
+                if other != here and present & sem.read_bits(other[0], other[1]):
                     picked = bounds.picked(q2, nodes, node_bytes, (self._same[other[0]], other[1]), self._reads)
                     if picked.size:
                         todo.setdefault((tid, other), []).append(picked)

@@ -8,7 +8,8 @@ aliases, `_rules` and `?rules` all become plain rules over terminals); then:
   lexer skips them between terminals (after, not before: the text between two terminals then
   belongs to the innermost rule that read the first, one stack, where "before" would leave one
   stack per rule that could start there);
-- left recursion is rewritten as iteration (left_recursion.py);
+- left recursion is rewritten as iteration (left_recursion.py), and rules that recursion does
+  not need are inlined into their callers (inline.py: fewer stack frames per mask);
 - priorities, aliases and tree shaping change which parse Lark builds, not which texts parse:
   they are read and have no effect.
 """
@@ -23,6 +24,7 @@ from ...automata import ir
 from ...errors import GrammarError, UnsupportedGrammarError
 from ...limits import Limits
 from .dialect import read_dialect
+from .inline import inlined
 from .left_recursion import to_ir, without_left_recursion
 from .terminals import Terminal, lower_terminal
 
@@ -60,9 +62,9 @@ def lark_rules(
     bnf, emptied = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
     ignored = [terminals[name] for name in ignore_names]
     others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
-    plain = _plain_ignore(ignored, others)
-    skip = ir.repeat(ir.alt(*[t.node if plain else _use(t) for t in ignored]), 0, None) if ignored else None
-    used: set[str] = set() if plain else set(ignore_names)
+    plain = _plain_ignores(ignored, others)
+    skip = ir.repeat(ir.alt(*[t.node if t.name in plain else _use(t) for t in ignored]), 0, None) if ignored else None
+    used: set[str] = {name for name in ignore_names if name not in plain}
 
     def lower(symbol: str) -> ir.Node:
         if not is_terminal.get(symbol, False):
@@ -79,31 +81,26 @@ def lark_rules(
     greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
     for name in greedy:
         rules[name] = terminals[name].node
-    return LarkRules(rules, TOP, greedy)
+    return LarkRules(inlined(rules, TOP, greedy), TOP, greedy)
 
 
-def _plain_ignore(ignored: list[Terminal], others: list[Terminal]) -> bool:
-    """Can the ignored text between terminals be inlined as a plain regex (no greedy calls)?
-    Yes when splitting it can change nothing: every ignored terminal either ends where it is
-    forced to, or is a run of one byte set (`WS: /[ \t\n]+/`), and no other terminal starts
-    with a byte of such a run (then the run is never cut short by the greedy rule). Most
-    grammars ignore whitespace and comments so: their masks then walk no whitespace frames."""
-    runs = bytearray(256)
+def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
+    """The ignored terminals that can be inlined as a plain regex (no greedy call) between
+    terminals: those whose end is forced, and runs of one byte set (`WS: /[ \t\n]+/`) that no
+    other terminal starts with a byte of (then splitting a run changes nothing, and no run is
+    cut short before a terminal). Most grammars ignore whitespace so: their masks then walk no
+    whitespace frames. A comment that reads to the end of its line stays a greedy rule."""
+    plain: set[str] = set()
     for t in ignored:
-        if t.greedy:
-            dfa = t.node.dfa  # type: ignore[union-attr]  # greedy terminals are DFAs (terminals.py)
-            one_run = dfa.n_states == 2 and not dfa.accepting[0] and dfa.accepting[1] and (dfa.table[0] == dfa.table[1]).all()
-            if not one_run:
-                return False
-            for b in range(256):
-                if dfa.table[0, dfa.byte_classes[b]] >= 0:
-                    runs[b] = 1
-    if not any(runs):
-        return True
-    for t in [*ignored, *others]:
-        if not (t.greedy and t in ignored) and any(runs[b] for b in first_bytes(t.node)):
-            return False
-    return True
+        if not t.greedy:
+            plain.add(t.name)
+            continue
+        dfa = t.node.dfa  # type: ignore[union-attr]  # greedy terminals are DFAs (terminals.py)
+        one_run = dfa.n_states == 2 and not dfa.accepting[0] and dfa.accepting[1] and (dfa.table[0] == dfa.table[1]).all()
+        run = first_bytes(t.node)
+        if one_run and not any(run & first_bytes(u.node) for u in [*ignored, *others] if u is not t):
+            plain.add(t.name)
+    return plain
 
 
 def first_bytes(node: ir.Node) -> set[int]:
