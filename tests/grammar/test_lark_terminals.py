@@ -13,7 +13,7 @@ from constrain.limits import Limits
 
 
 def _dfa(terminal):
-    return terminal.node.dfa
+    return terminal.dfa
 
 
 def test_literals_are_inlined_text():

@@ -7,7 +7,8 @@ its own. So a depth-first walk of the calls from the start marks the rules a cal
 (the targets of back edges: `expr`, reached again from `primary` through parentheses); every
 other rule is substituted into its callers, which then read it in their own automaton. Greedy
 terminal rules stay calls (their returns are what makes them greedy), and so does a rule whose
-automaton would be large (INLINE_NFA_STATES) where it is used more than once.
+automaton is large: over INLINE_NFA_STATES where it is used in several places (copies multiply),
+over INLINE_ONCE_NFA_STATES anywhere.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from ...automata import ir
 from ...automata.nfa import nfa_states
 from ...automata.rule_facts import callees
 
-INLINE_NFA_STATES = 4_000
+INLINE_NFA_STATES = 400  # a rule used in several places
+INLINE_ONCE_NFA_STATES = 20_000  # a rule used once
+MAX_INLINED_NFA_STATES = 50_000  # a rule with what is inlined into it
 
 
 def inlined(rules: dict[str, ir.Node], start: str, keep: Collection[str]) -> dict[str, ir.Node]:
@@ -35,7 +38,10 @@ def inlined(rules: dict[str, ir.Node], start: str, keep: Collection[str]) -> dic
         hit = done.get(name)
         if hit is None:
             busy.add(name)
-            hit = done[name] = _substitute(rules[name], lambda c: c not in breakers and c not in busy, body, uses)
+            hit = _substitute(rules[name], lambda c: c not in breakers and c not in busy, body, uses)
+            if hit is not rules[name] and nfa_states(hit) > MAX_INLINED_NFA_STATES:
+                hit = rules[name]  # too large with its callees inside: they keep frames of their own
+            done[name] = hit
             busy.discard(name)
         return hit
 
@@ -100,7 +106,8 @@ def _substitute(node: ir.Node, inline, body, uses: dict[str, int]) -> ir.Node:
             out: ir.Node = n
         elif isinstance(n, ir.RuleRef):
             sub = body(n.name)
-            out = sub if uses.get(n.name, 0) <= 1 or nfa_states(sub) <= INLINE_NFA_STATES else n
+            size = nfa_states(sub)
+            out = sub if size <= INLINE_NFA_STATES or (uses.get(n.name, 0) <= 1 and size <= INLINE_ONCE_NFA_STATES) else n
         elif isinstance(n, ir.Concat):
             out = ir.Concat(tuple(go(m) for m in n.items))
         elif isinstance(n, ir.Alt):

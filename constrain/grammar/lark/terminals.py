@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
-from ...automata import ir, regex_to_dfa
+from ...automata import compile_ir, ir, regex_language
 from ...automata.dfa import DFA, minimize
+from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
 from ...limits import Limits
 
@@ -35,6 +36,17 @@ class Terminal:
     name: str
     node: ir.Node
     greedy: bool
+    automaton: Optional[DFA] = None  # the node's minimal DFA, where the node is not one already
+
+    @property
+    def dfa(self) -> DFA:
+        if self.automaton is not None:
+            return self.automaton
+        if isinstance(self.node, ir.Embedded):
+            return self.node.dfa  # type: ignore[return-value]
+        from ...automata import compile_ir as build
+
+        return build(self.node)
 
 
 def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
@@ -45,7 +57,8 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         return Terminal(name, ir.literal(pattern.value), False)
     regex = pattern.to_regexp()
     try:
-        dfa = regex_to_dfa(regex, limits)
+        language = regex_language(regex, limits=limits)
+        dfa = compile_ir(language, limits)
     except UnsupportedRegexError as exc:
         raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
     except GrammarError as exc:
@@ -56,7 +69,12 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         )
     if _is_lazy(regex):
         dfa = shortest_matches(dfa)
+        return Terminal(name, ir.Embedded(dfa), bool((dfa.table[dfa.accepting] >= 0).any()))
+    # Where used, the smaller of the regex's own IR and its DFA: rules inline terminals in many
+    # places, and copying a DFA into every use costs more than a few characters (`"select"i`).
     continues = bool((dfa.table[dfa.accepting] >= 0).any())
+    if nfa_states(language) <= 2 * dfa.n_states + 16:
+        return Terminal(name, language, continues, dfa)
     return Terminal(name, ir.Embedded(dfa), continues)
 
 

@@ -95,19 +95,17 @@ def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
         if not t.greedy:
             plain.add(t.name)
             continue
-        dfa = t.node.dfa  # type: ignore[union-attr]  # greedy terminals are DFAs (terminals.py)
+        dfa = t.dfa
         one_run = dfa.n_states == 2 and not dfa.accepting[0] and dfa.accepting[1] and (dfa.table[0] == dfa.table[1]).all()
-        run = first_bytes(t.node)
-        if one_run and not any(run & first_bytes(u.node) for u in [*ignored, *others] if u is not t):
+        run = first_bytes(t)
+        if one_run and not any(run & first_bytes(u) for u in [*ignored, *others] if u is not t):
             plain.add(t.name)
     return plain
 
 
-def first_bytes(node: ir.Node) -> set[int]:
+def first_bytes(terminal: Terminal) -> set[int]:
     """The bytes a terminal's text can start with."""
-    from ...automata import compile_ir
-
-    dfa = node.dfa if isinstance(node, ir.Embedded) else compile_ir(node)  # type: ignore[union-attr]
+    dfa = terminal.dfa
     return {b for b in range(256) if dfa.table[0, dfa.byte_classes[b]] >= 0}
 
 
