@@ -13,6 +13,7 @@ from typing import Any, Hashable, Mapping, Optional, Protocol
 import numpy as np
 
 from .vocab import Vocabulary
+from .vocab.special_bytes import virtual_bytes
 
 TERMINATED = -2  # the matcher state after an EOS token was accepted
 
@@ -79,10 +80,12 @@ class CompiledGrammar:
         """State after `token_id`, or None if the grammar rejects it there. Ids must be in range."""
         if state == TERMINATED:
             return None
-        if token_id in self._eos:
-            return TERMINATED if self.automaton.is_accepting(state) else None
-        if token_id >= len(self._token_bytes) or token_id in self._special:
+        if token_id in self._eos and self.automaton.is_accepting(state):
+            return TERMINATED
+        if token_id >= len(self._token_bytes):
             return None
+        if token_id in self._special:  # read where a grammar asks for it (vocab/special_bytes.py)
+            return self.automaton.advance(state, virtual_bytes(token_id))
         data = self._token_bytes[token_id]
         if not data:
             return None

@@ -137,7 +137,8 @@ class Compiler:
                         [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()])
 
         def compute() -> CompiledGrammar:
-            lowered = lark_rules(text, start, import_paths=paths, limits=self.limits)
+            specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
+            lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials)
             rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy)
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(rule_set, self.index, self.limits))

@@ -82,6 +82,8 @@ class StackTokenAutomaton:
             if len(nxt) != 1:
                 break
             (b,) = nxt
+            if b >= 0xF5:  # a special token's virtual spelling: no text (vocab/special_bytes.py)
+                break
             out.append(b)
             state = sem.step(state, b)
         return bytes(out)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..automata.warm import warm_compile_kernels
 from ..vocab import Vocabulary
+from ..vocab.special_bytes import trie_token_bytes
 from .first_bytes import FirstBytes
 from .slice_choice import SliceProofs
 from .slices import TokenSlice, build_slices
@@ -21,10 +22,13 @@ class VocabIndex:
     __slots__ = ("trie", "slices", "eos_ids", "proofs", "first_bytes")
 
     def __init__(self, vocab: Vocabulary) -> None:
-        self.trie = TokenTrie(vocab.token_bytes, vocab.special_ids)
-        self.slices: tuple[TokenSlice, ...] = build_slices(vocab.token_bytes, vocab.special_ids, self.trie)
+        # Special tokens under their virtual spellings (vocab/special_bytes.py): masks allow one
+        # exactly where a grammar reads its spelling, never as text.
+        spelled = trie_token_bytes(vocab.token_bytes, vocab.special_ids)
+        self.trie = TokenTrie(spelled)
+        self.slices: tuple[TokenSlice, ...] = build_slices(spelled, frozenset(), self.trie)
         self.eos_ids = vocab.eos_token_ids
-        first = np.fromiter((b[0] if b else 256 for b in vocab.token_bytes), dtype=np.int32, count=len(vocab.token_bytes))
+        first = np.fromiter((b[0] if b else 256 for b in spelled), dtype=np.int32, count=len(spelled))
         self.first_bytes = FirstBytes(first, (self.trie, *(sl.rest for sl in self.slices)))
         self.proofs = SliceProofs()  # slice analyses per DFA, shared by this index's automata
         warm_kernels(self)

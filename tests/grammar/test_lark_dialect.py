@@ -10,21 +10,19 @@ from constrain.grammar.lark.dialect import read_dialect
 
 
 def test_an_empty_header_is_removed():
-    text, options = read_dialect('%llguidance {}\n\nstart: "a"\n')
-    assert options == {} and text.strip() == 'start: "a"'
+    d = read_dialect('%llguidance {}\n\nstart: "a"\n')
+    assert d.options == {} and d.specials == {} and d.text.strip() == 'start: "a"'
 
 
 def test_strings_regexes_and_comments_are_left_alone():
     grammar = 'start: "%json {}" /<\\|x\\|>/ "<[1]>"  // %llguidance {"x": 1} <|eot_id|>\n'
-    assert read_dialect(grammar) == (grammar, {})
+    d = read_dialect(grammar)
+    assert (d.text, d.options, d.specials, d.schemas) == (grammar, {}, {}, {})
 
 
 @pytest.mark.parametrize(
     "text, construct",
     [
-        ('start: "a" <|eot_id|>\n', "special token <|eot_id|>"),
-        ('start: "a"\nend: <[128009]>\n', "special token <[128009]>"),
-        ('start: %json {"type": "integer"}\n', "%json"),
         ('%llguidance {"no_forcing": true}\nstart: "a"\n', "%llguidance option 'no_forcing'"),
     ],
 )
@@ -37,3 +35,16 @@ def test_what_we_cannot_honour_is_named(text, construct):
 def test_a_header_without_json_is_a_grammar_error():
     with pytest.raises(GrammarError, match="line 1"):
         read_dialect("%llguidance nope\nstart: \"a\"")
+
+
+def test_special_tokens_become_declared_terminals():
+    d = read_dialect('start: "a" <|eot_id|> b\nb: <[128009]> <|eot_id|>\n')
+    text, specials = d.text, d.specials
+    assert specials == {"CONSTRAIN_SPECIAL_0": "<|eot_id|>", "CONSTRAIN_SPECIAL_1": "<[128009]>"}
+    assert "%declare CONSTRAIN_SPECIAL_0" in text and "<|" not in text and text.count("CONSTRAIN_SPECIAL_0") == 3
+
+
+def test_json_schemas_become_declared_terminals():
+    d = read_dialect('start: "x=" %json {"type": "object", "properties": {"a": {"type": "integer"}}} ";"\n')
+    assert d.schemas == {"CONSTRAIN_JSON_0": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    assert d.text.startswith('start: "x="  CONSTRAIN_JSON_0  ";"') and "%declare CONSTRAIN_JSON_0" in d.text

@@ -275,3 +275,43 @@ def test_ambiguity_and_depth_meet_their_limits(llama3):
     assert sem.advance(sem.initial(), b"[[1]]") is not None
     with pytest.raises(LimitExceededError, match="max_stack_depth"):
         sem.advance(sem.initial(), b"[" * 12)
+
+
+def test_special_tokens_by_name_and_id_are_allowed_exactly_where_the_grammar_has_them(llama3):
+    """`<|python_tag|>` (a special token, never text) is allowed where the rule names it and
+    nowhere else; accepting it steps the grammar; `<[id]>` names it by id."""
+    compiler = Compiler(llama3)
+    tag = llama3.token_bytes.index(b"<|python_tag|>")
+    for spelled in ("<|python_tag|>", f"<[{tag}]>"):
+        grammar = compiler.compile_lark(f'start: "call" {spelled} NAME\nNAME: /[a-z]+/\n')
+        m = Matcher(grammar)
+        assert m.allowed_token_ids().tolist() and tag not in m.allowed_token_ids().tolist()
+        assert m.accept_token(llama3.token_bytes.index(b"call"))
+        assert m.allowed_token_ids().tolist() == [tag]  # only the special token, no text
+        assert m.forced_bytes() == b""
+        assert m.accept_token(tag) and not m.is_accepting()
+        assert tag not in m.allowed_token_ids().tolist()
+        assert m.accept_token(llama3.token_bytes.index(b"abc")) and m.is_accepting()
+    plain = Matcher(compiler.compile_lark('start: "call" NAME\nNAME: /[a-z]+/\n'))
+    assert plain.accept_token(llama3.token_bytes.index(b"call")) and not plain.accept_token(tag)
+    with pytest.raises(GrammarError, match="no special token <|nope|>"):
+        compiler.compile_lark('start: "a" <|nope|>')
+    with pytest.raises(UnsupportedGrammarError, match="only special tokens"):
+        compiler.compile_lark('start: "a" <[100]>')
+
+
+def test_json_schemas_inside_rules(llama3):
+    """`%json {...}`: the schema's documents (compact, schema order, as compile_json_schema)
+    where the rule has it; ignored whitespace around it as around any terminal."""
+    schema = '{"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["x"], "additionalProperties": false}'
+    grammar = Compiler(llama3).compile_lark(f'start: NAME "(" %json {schema} ")" (";" start)?\nNAME: /[a-z]+/\n%ignore " "\n')
+    assert grammar.accepts('f({"x":1})') and grammar.accepts('f ( {"x":0,"tags":["a"]} ) ; g({"x":2})')
+    for bad in ['f({"x":-1})', 'f({"x":"a"})', 'f({})', 'f({"x":1,"y":2})', 'f({"x": 1})']:
+        assert not grammar.accepts(bad), bad
+    m = Matcher(grammar)
+    assert m.accept_tokens([llama3.token_bytes.index(b) for b in (b"f", b"(", b'{"', b"x", b'":', b"3", b"})")]) == 7
+    assert m.is_accepting()
+    with pytest.raises(UnsupportedGrammarError, match="uniqueItems"):
+        Compiler(llama3).compile_lark('start: %json {"type": "array", "uniqueItems": true}')
+    with pytest.raises(GrammarError, match="line 1"):
+        Compiler(llama3).compile_lark('start: %json {"type": ')

@@ -2,9 +2,10 @@
 
 - `%llguidance {...}` (options, a JSON object): read and returned; an empty object changes
   nothing, an option we cannot honour raises UnsupportedGrammarError naming it.
-- Special tokens by name (`<|eot_id|>`) or id (`<[128009]>`) and `%json {...}` (a JSON Schema
-  inside a rule) raise UnsupportedGrammarError naming the construct and its line: Lark's loader
-  would only report a syntax error there.
+- Special tokens by name (`<|eot_id|>`) or id (`<[128009]>`) become declared terminals that
+  translate.py spells for the vocabulary (vocab/special_bytes.py).
+- `%json {...}` (a JSON Schema inside a rule) becomes a declared terminal that translate.py
+  replaces by the schema's rules (json_embed.py).
 Strings, regexes and `//` comments are skipped, so their text is never mistaken for these.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import GrammarError, UnsupportedGrammarError
@@ -19,10 +21,29 @@ from ...errors import GrammarError, UnsupportedGrammarError
 _SPECIAL = re.compile(r"<\|[^|>]*\|>|<\[\d+\]>")
 
 
-def read_dialect(text: str) -> tuple[str, dict[str, Any]]:
-    """(the text with `%llguidance {...}` removed, its options)."""
+SPECIAL_PREFIX = "CONSTRAIN_SPECIAL_"
+JSON_PREFIX = "CONSTRAIN_JSON_"
+
+
+@dataclass
+class Dialect:
+    """The plain Lark text, the %llguidance options, and the declared terminals that stand for
+    special tokens (-> the token as written) and for %json schemas (-> the schema)."""
+
+    text: str
+    options: dict[str, Any] = field(default_factory=dict)
+    specials: dict[str, str] = field(default_factory=dict)
+    schemas: dict[str, Any] = field(default_factory=dict)
+
+
+def read_dialect(text: str) -> Dialect:
+    """The text with `%llguidance {...}` removed and each special token and `%json {...}`
+    replaced by a declared terminal."""
     out: list[str] = []
     options: dict[str, Any] = {}
+    specials: dict[str, str] = {}
+    schemas: dict[str, Any] = {}
+    names: dict[str, str] = {}
     i, n = 0, len(text)
     while i < n:
         c = text[i]
@@ -46,20 +67,26 @@ def read_dialect(text: str) -> tuple[str, dict[str, Any]]:
             options.update(value)
             i = j
         elif text.startswith("%json", i):
-            raise UnsupportedGrammarError(
-                "%json (a JSON Schema inside a rule)", f"line {_line(text, i)}", "not read yet: compile the schema on its own"
-            )
+            schema, j = _json_after(text, i + len("%json"), "%json")
+            name = f"{JSON_PREFIX}{len(schemas)}"
+            schemas[name] = schema
+            out.append(f" {name} ")
+            i = j
         elif c == "<" and _SPECIAL.match(text, i):
             token = _SPECIAL.match(text, i).group(0)  # type: ignore[union-attr]
-            raise UnsupportedGrammarError(
-                f"special token {token}", f"line {_line(text, i)}", "special tokens in rules are not supported yet"
-            )
+            name = names.get(token)
+            if name is None:
+                name = names[token] = f"{SPECIAL_PREFIX}{len(names)}"
+                specials[name] = token
+            out.append(f" {name} ")
+            i += len(token)
         else:
             out.append(c)
             i += 1
     for key in options:
         raise UnsupportedGrammarError(f"%llguidance option {key!r}", "the %llguidance header", "not supported")
-    return "".join(out), options
+    declared = "".join(f"\n%declare {name}" for name in [*specials, *schemas])
+    return Dialect("".join(out) + declared, options, specials, schemas)
 
 
 def _string_end(text: str, i: int) -> int:

@@ -18,13 +18,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
 
 from ...automata import ir
+from ...automata.dfa import DFA
 from ...errors import GrammarError, UnsupportedGrammarError
 from ...limits import Limits
-from .dialect import read_dialect
+from ...vocab.special_bytes import virtual_bytes
+from .dialect import Dialect, read_dialect
 from .inline import inlined
+from .json_embed import schema_rules
 from .left_recursion import to_ir, without_left_recursion
 from .terminals import Terminal, lower_terminal
 
@@ -42,11 +47,20 @@ class LarkRules:
 
 def lark_rules(
     text: str, start: str = "start", *, import_paths: Sequence[Path | str] = (), source: str = "<grammar>",
-    limits: Optional[Limits] = None,
+    limits: Optional[Limits] = None, special_tokens: Optional[Mapping[str, int]] = None,
 ) -> LarkRules:
+    """`special_tokens`: the vocabulary's special tokens by text (`<|eot_id|>` -> id), for the
+    special tokens a rule names (none: naming one is an error)."""
     limits = limits or Limits()
-    term_defs, rule_defs, ignore_names = _load(text, start, import_paths, source)
+    term_defs, rule_defs, ignore_names, dialect = _load(text, start, import_paths, source)
     terminals = {t.name: lower_terminal(t.name, t.pattern, limits) for t in term_defs}
+    for name, written in dialect.specials.items():
+        terminals[name] = Terminal(name, _special_node(written, special_tokens or {}), False)
+    embedded: dict[str, ir.Node] = {}
+    for k, (name, schema) in enumerate(dialect.schemas.items()):
+        schema_rule_set, schema_start = schema_rules(schema, k)
+        embedded.update(schema_rule_set)
+        terminals[name] = Terminal(name, ir.RuleRef(schema_start), False)
     bnf: dict[str, list[tuple]] = {}
     is_terminal: dict[str, bool] = {}
     for rule in rule_defs:
@@ -81,7 +95,8 @@ def lark_rules(
     greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
     for name in greedy:
         rules[name] = terminals[name].node
-    return LarkRules(inlined(rules, TOP, greedy), TOP, greedy)
+    rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
+    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy)
 
 
 def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
@@ -109,12 +124,42 @@ def first_bytes(terminal: Terminal) -> set[int]:
     return {b for b in range(256) if dfa.table[0, dfa.byte_classes[b]] >= 0}
 
 
+def _special_node(written: str, special_tokens: Mapping[str, int]) -> ir.Node:
+    """A special token (`<|eot_id|>` or `<[128009]>`) as its virtual spelling's bytes."""
+    if written.startswith("<["):
+        token_id = int(written[2:-2])
+        if token_id not in special_tokens.values():
+            raise UnsupportedGrammarError(
+                f"token {written}", "a rule", "only special tokens can be named by id; write a normal token's text instead"
+            )
+    else:
+        found = special_tokens.get(written)
+        if found is None:
+            raise GrammarError(f"the vocabulary has no special token {written}")
+        token_id = found
+    return ir.Embedded(byte_string_dfa(virtual_bytes(token_id)))
+
+
+def byte_string_dfa(data: bytes) -> DFA:
+    """The DFA of exactly these bytes (which need not be UTF-8)."""
+    classes = np.zeros(256, dtype=np.int32)
+    distinct = sorted(set(data))
+    for k, b in enumerate(distinct, start=1):
+        classes[b] = k
+    table = np.full((len(data) + 1, len(distinct) + 1), -1, dtype=np.int32)
+    for q, b in enumerate(data):
+        table[q, classes[b]] = q + 1
+    accepting = np.zeros(len(data) + 1, dtype=np.bool_)
+    accepting[-1] = True
+    return DFA(classes, table, accepting)
+
+
 def _use(terminal: Terminal) -> ir.Node:
     """Where a grammar uses a terminal: a call of its greedy rule, or its text inline."""
     return ir.RuleRef(terminal.name) if terminal.greedy else terminal.node
 
 
-def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str) -> tuple[Any, Any, Any]:
+def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str) -> tuple[Any, Any, Any, Dialect]:
     """Lark's loader: (terminal definitions, rules over terminals, the names of %ignore
     terminals). Its errors become GrammarError with Lark's message (line and column)."""
     try:
@@ -124,12 +169,12 @@ def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str
         raise GrammarError("Lark grammars need the `lark` package (pip install lark)") from exc
     if not isinstance(text, str):
         raise TypeError(f"a Lark grammar is text (str), got {type(text).__name__}")
-    text, _ = read_dialect(text)  # (options: only an empty %llguidance header passes)
+    dialect = read_dialect(text)  # (options: only an empty %llguidance header passes)
     try:
-        grammar, _ = load_grammar(text, source, [str(p) for p in import_paths], False)
+        grammar, _ = load_grammar(dialect.text, source, [str(p) for p in import_paths], False)
         if start not in {d[0] for d in grammar.rule_defs}:
             raise GrammarError(f"the grammar has no rule {start!r} to start from (pass start=...)")
-        return grammar.compile([start], set())
+        return (*grammar.compile([start], set()), dialect)
     except LarkError as exc:
         raise GrammarError(f"Lark grammar {source}: {exc}") from None
     except RecursionError:
