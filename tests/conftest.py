@@ -230,3 +230,58 @@ def oracle_mask(oracle: RegexOracle, state, pending: bytes, vocab: Vocabulary) -
 @pytest.fixture(scope="session")
 def oracle_mask_fn():
     return oracle_mask
+
+
+def byte_step_mask(grammar, state, vocab: Vocabulary) -> np.ndarray:
+    """The mask a grammar of rules must give in `state`: a token is allowed iff its bytes can be
+    read one by one by the automaton's own step function (no trie, no caches); EOS where the
+    text may end. Special tokens are judged by their virtual spellings, as the matcher steps."""
+    from constrain.vocab.special_bytes import virtual_bytes
+
+    sem = grammar.automaton.semantics
+    allowed = np.zeros(vocab.size, dtype=bool)
+    for tid, data in enumerate(vocab.token_bytes):
+        if tid in vocab.special_ids:
+            data = virtual_bytes(tid)
+        if data and sem.advance(state, data) is not None:
+            allowed[tid] = True
+    if sem.is_complete(state):
+        allowed[list(vocab.eos_token_ids)] = True
+    return allowed
+
+
+@pytest.fixture(scope="session")
+def byte_step_oracle():
+    return byte_step_mask
+
+
+def random_masked_walk(matcher, vocab: Vocabulary, rng, max_steps: int, closers: set, stop_chance: float = 0.3) -> list[int]:
+    """Tokens drawn at random from each mask (short ones first; past a third of the steps, the
+    forced text where there is some, else `closers`, else anything not blank) until EOS is drawn
+    or only EOS is left; the matcher has accepted them."""
+    bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    tokens: list[int] = []
+    for step in range(max_steps):
+        matcher.fill_next_token_bitmask(bm)
+        allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: vocab.size])
+        eos = [t for t in allowed if t in vocab.eos_token_ids]
+        if eos and (rng.random() < stop_chance or len(allowed) == len(eos)):
+            break
+        choices = [t for t in allowed if t not in vocab.eos_token_ids]
+        assert choices, "a live state allows no token"
+        short = [t for t in choices if len(vocab.token_bytes[t]) <= 2] or choices
+        if step > max_steps // 3:
+            forced = matcher.forced_bytes()
+            follow = [t for t in choices if forced and forced.startswith(vocab.token_bytes[t])]
+            short = [max(follow, key=lambda t: len(vocab.token_bytes[t]))] if follow else (
+                [t for t in short if vocab.token_bytes[t] in closers]
+                or [t for t in short if vocab.token_bytes[t].strip()] or short
+            )
+        tokens.append(int(rng.choice(short)))
+        assert matcher.accept_token(tokens[-1])
+    return tokens
+
+
+@pytest.fixture(scope="session")
+def masked_walk():
+    return random_masked_walk

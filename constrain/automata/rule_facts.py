@@ -358,6 +358,35 @@ def without_calls(node: ir.Node, dead: frozenset[str]) -> ir.Node:
     return go(node)
 
 
+def replaced_calls(node: ir.Node, replace: Callable[[ir.RuleRef], ir.Node]) -> ir.Node:
+    """`node` with each call replaced by `replace(call)` (which may return the call itself);
+    the sub-trees without calls, and those where nothing changed, are kept as they are."""
+    memo: dict[int, ir.Node] = {}
+
+    def go(n: ir.Node) -> ir.Node:
+        hit = memo.get(id(n))
+        if hit is not None:
+            return hit
+        if not callees(n):
+            out: ir.Node = n
+        elif isinstance(n, ir.RuleRef):
+            out = replace(n)
+        elif isinstance(n, (ir.Concat, ir.Alt)):
+            out = _same_or(n, type(n), tuple(go(m) for m in n.items))
+        elif isinstance(n, ir.Repeat):
+            item = go(n.item)
+            out = n if item is n.item else ir.Repeat(item, n.min, n.max)
+        elif isinstance(n, ir.Graph):
+            edges = tuple((a, b, go(m)) for a, b, m in n.edges)
+            out = n if all(e[2] is f[2] for e, f in zip(edges, n.edges)) else ir.Graph(n.n_states, n.start, n.finals, edges)
+        else:
+            raise TypeError(f"cannot replace the calls of {type(n).__name__}")
+        memo[id(n)] = out
+        return out
+
+    return go(node)
+
+
 def _is_nothing(n: ir.Node) -> bool:
     return type(n) is ir.Chars and not n.ranges  # type: ignore[union-attr]
 

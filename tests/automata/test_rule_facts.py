@@ -287,3 +287,15 @@ def test_a_deferred_key_member_under_the_limit_waits_for_first_use():
     assert rs.n_built == 0
     compile_rules(rules, "start", Limits(max_dfa_states=15_000))
     assert made == [1]
+
+
+def test_replaced_calls_keeps_what_has_no_call_and_rebuilds_the_rest():
+    from constrain.automata.rule_facts import replaced_calls
+
+    plain = ir.literal("xyz")
+    node = ir.concat(plain, ir.repeat(ir.alt(ir.RuleRef("a"), ir.RuleRef("b")), 0, None),
+                     ir.Graph(2, 0, (1,), ((0, 1, ir.RuleRef("a")),)))
+    out = replaced_calls(node, lambda call: ir.literal("A") if call.name == "a" else call)
+    assert callees(out) == ("b",)
+    assert all(a is b for a, b in zip(out.items[:3], node.items[:3]))  # the literal, untouched
+    assert replaced_calls(node, lambda call: call) is node  # nothing replaced: the same tree

@@ -136,28 +136,12 @@ CLOSERS = {b";", b"\n", b"}", b"]", b")", b'"', b"1", b"->"}
 
 
 @pytest.mark.parametrize("name", list(GRAMMARS))
-def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, llama3):
-    grammar = compiled[name]
+def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, llama3, masked_walk):
     rng = random.Random(3)
-    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
     finished = 0
     for _ in range(8):
-        m = Matcher(grammar)
-        tokens: list[int] = []
-        for step in range(60):
-            m.fill_next_token_bitmask(bm)
-            allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size])
-            eos = [t for t in allowed if t in llama3.eos_token_ids]
-            if eos and (rng.random() < 0.3 or len(allowed) == len(eos)):
-                break
-            text_tokens = [t for t in allowed if t not in llama3.eos_token_ids]
-            assert text_tokens, "a live state allows no token"
-            # prefer short tokens, later punctuation: random walks through free text rarely finish
-            short = [t for t in text_tokens if len(llama3.token_bytes[t]) <= 2] or text_tokens
-            if step > 20:  # then closing bytes where allowed (a comment, a string, a statement)
-                short = [t for t in short if llama3.token_bytes[t] in CLOSERS] or short
-            tokens.append(int(rng.choice(short)))
-            assert m.accept_token(tokens[-1])
+        m = Matcher(compiled[name])
+        tokens = masked_walk(m, llama3, rng, 60, CLOSERS)
         if m.is_accepting():
             finished += 1
             text = b"".join(llama3.token_bytes[t] for t in tokens).decode()
@@ -166,20 +150,8 @@ def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, l
 
 
 
-def _oracle_mask(grammar, state, vocab) -> np.ndarray:
-    """A token is allowed iff its bytes can be read byte by byte (the stack semantics alone)."""
-    sem = grammar.automaton.semantics
-    allowed = np.zeros(vocab.size, dtype=bool)
-    for tid, data in enumerate(vocab.token_bytes):
-        if data and tid not in vocab.special_ids and sem.advance(state, data) is not None:
-            allowed[tid] = True
-    if sem.is_complete(state):
-        allowed[list(vocab.eos_token_ids)] = True
-    return allowed
-
-
 @pytest.mark.parametrize("name, prefix", [("json", b'{"a" : [1'), ("keywords", b"if ab")])
-def test_masks_equal_the_byte_steps(name, prefix, compiled, llama3):
+def test_masks_equal_the_byte_steps(name, prefix, compiled, llama3, byte_step_oracle):
     grammar = compiled[name]
     m = Matcher(grammar)
     assert m.accept_tokens([llama3.token_bytes.index(bytes([b])) for b in prefix]) == len(prefix)
@@ -188,7 +160,7 @@ def test_masks_equal_the_byte_steps(name, prefix, compiled, llama3):
     for step in range(3):
         m.fill_next_token_bitmask(bm)
         ours = np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size].astype(bool)
-        theirs = _oracle_mask(grammar, m._history[-1], llama3)
+        theirs = byte_step_oracle(grammar, m._history[-1], llama3)
         diff = np.flatnonzero(ours != theirs)
         assert not diff.size, (step, [(llama3.token_bytes[t], ours[t]) for t in diff[:5]])
         assert m.accept_token(int(rng.choice([t for t in np.flatnonzero(ours) if t not in llama3.eos_token_ids])))

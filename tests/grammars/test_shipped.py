@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 
 import lark
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -119,31 +118,12 @@ CLOSERS = {b";", b"}", b"]", b")", b'"', b"'", b"1", b"}}"}
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, llama3):
+def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, llama3, masked_walk):
     rng = random.Random(17)
-    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
     finished = 0
     for _ in range(6):
         m = Matcher(compiled[name])
-        tokens: list[int] = []
-        for step in range(50):
-            m.fill_next_token_bitmask(bm)
-            allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size])
-            eos = [t for t in allowed if t in llama3.eos_token_ids]
-            if eos and (rng.random() < 0.3 or len(allowed) == len(eos)):
-                break
-            choices = [t for t in allowed if t not in llama3.eos_token_ids]
-            assert choices, "a live state allows no token"
-            short = [t for t in choices if len(llama3.token_bytes[t]) <= 2] or choices
-            if step > 15:  # then finish: forced text where there is some, else closing tokens
-                forced = m.forced_bytes()
-                follow = [t for t in choices if forced and forced.startswith(llama3.token_bytes[t])]
-                short = [max(follow, key=lambda t: len(llama3.token_bytes[t]))] if follow else (
-                    [t for t in short if llama3.token_bytes[t] in CLOSERS]
-                    or [t for t in short if llama3.token_bytes[t].strip()] or short
-                )
-            tokens.append(int(rng.choice(short)))
-            assert m.accept_token(tokens[-1])
+        tokens = masked_walk(m, llama3, rng, 50, CLOSERS)
         if m.is_accepting():
             finished += 1
             text = b"".join(llama3.token_bytes[t] for t in tokens).decode("utf-8", errors="strict")

@@ -28,18 +28,6 @@ def json_grammar(llama3):
     return _grammar(llama3, json_value_rules(), "json_value")
 
 
-def _oracle_mask(grammar, state, vocab) -> np.ndarray:
-    """A token is allowed iff its bytes can be read byte by byte (the stack semantics alone)."""
-    allowed = np.zeros(vocab.size, dtype=bool)
-    sem = grammar.automaton.semantics
-    for tid, data in enumerate(vocab.token_bytes):
-        if data and tid not in vocab.special_ids and sem.advance(state, data) is not None:
-            allowed[tid] = True
-    if sem.is_complete(state):
-        allowed[list(vocab.eos_token_ids)] = True
-    return allowed
-
-
 def _ours(matcher, vocab) -> np.ndarray:
     bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     matcher.fill_next_token_bitmask(bm)
@@ -50,7 +38,7 @@ JSON_PREFIXES = ['{"a": [1, {"b": null}], "c": "x\\u00e9"}', '[[[["deep"]]], -0.
 
 
 @pytest.mark.parametrize("text", JSON_PREFIXES)
-def test_masks_equal_the_oracle_along_real_text(text, json_grammar, llama3, tokenizer_files):
+def test_masks_equal_the_oracle_along_real_text(text, json_grammar, llama3, tokenizer_files, byte_step_oracle):
     from tokenizers import Tokenizer
 
     doc = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
@@ -59,7 +47,7 @@ def test_masks_equal_the_oracle_along_real_text(text, json_grammar, llama3, toke
     m = Matcher(json_grammar)
     for step, tid in enumerate(ids[:12]):
         state = m._history[-1]
-        ours, theirs = _ours(m, llama3), _oracle_mask(json_grammar, state, llama3)
+        ours, theirs = _ours(m, llama3), byte_step_oracle(json_grammar, state, llama3)
         diff = np.nonzero(ours != theirs)[0]
         assert diff.size == 0, f"step {step}: " + ", ".join(
             f"{t}={llama3.token_bytes[t]!r} ours={ours[t]}" for t in diff[:6]
@@ -70,14 +58,14 @@ def test_masks_equal_the_oracle_along_real_text(text, json_grammar, llama3, toke
     assert m.is_accepting()
 
 
-def test_masks_equal_the_oracle_along_random_walks(json_grammar, llama3):
+def test_masks_equal_the_oracle_along_random_walks(json_grammar, llama3, byte_step_oracle):
     rng = random.Random(5)
     for _ in range(2):
         m = Matcher(json_grammar)
         for step in range(8):
             state = m._history[-1]
             ours = _ours(m, llama3)
-            theirs = _oracle_mask(json_grammar, state, llama3)
+            theirs = byte_step_oracle(json_grammar, state, llama3)
             assert np.array_equal(ours, theirs), f"step {step}"
             choices = [t for t in np.nonzero(ours)[0] if t not in llama3.eos_token_ids]
             if not choices:
@@ -171,7 +159,7 @@ def test_rules_that_derive_nothing_are_pruned(llama3):
     assert llama3.token_id("y") not in set(m.allowed_token_ids().tolist())
 
 
-def test_masks_beyond_cached_boundaries_equal_a_cold_automaton(llama3):
+def test_masks_beyond_cached_boundaries_equal_a_cold_automaton(llama3, byte_step_oracle):
     """Inside a key the top's state changes at every character while its boundaries (the closing
     quote) and the stack below stay: what lies beyond them is cached. A mask built on warm caches
     equals the byte-step oracle and the mask of a fresh automaton."""
@@ -184,7 +172,7 @@ def test_masks_beyond_cached_boundaries_equal_a_cold_automaton(llama3):
         assert m.accept_token(llama3.token_id(ch)), step
         ours = _ours(m, llama3)
         if step in (3, 14, 25):  # inside "alpha", "alps", "other"
-            assert np.array_equal(ours, _oracle_mask(warm, m._history[-1], llama3)), step
+            assert np.array_equal(ours, byte_step_oracle(warm, m._history[-1], llama3)), step
         cold = Matcher(Compiler(llama3).compile_json_schema(schema))
         assert cold.accept_tokens([llama3.token_id(c) for c in doc[: step + 1]]) == step + 1
         assert np.array_equal(ours, _ours(cold, llama3)), step
@@ -211,7 +199,7 @@ def _greedy_rules(follow: str) -> dict:
 
 
 @pytest.mark.parametrize("follow", ["hex", "dots", "colon"])
-def test_masks_after_greedy_returns_equal_the_oracle(follow, llama3):
+def test_masks_after_greedy_returns_equal_the_oracle(follow, llama3, byte_step_oracle):
     """Greedy rules (Lark terminals): a name followed by a hex number ends only before a byte
     it cannot read; the tokens after its return may not start with a letter it reads (a walk
     from the allowed first bytes; boundaries only where the rule cannot read on). With NAME a
@@ -230,7 +218,7 @@ def test_masks_after_greedy_returns_equal_the_oracle(follow, llama3):
             continue
         for step in range(4):
             ours = _ours(m, llama3)
-            assert np.array_equal(ours, _oracle_mask(grammar, m._history[-1], llama3)), (prefix, step)
+            assert np.array_equal(ours, byte_step_oracle(grammar, m._history[-1], llama3)), (prefix, step)
             choices = [t for t in np.nonzero(ours)[0] if t not in llama3.eos_token_ids]
             if not choices:
                 break

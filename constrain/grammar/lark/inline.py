@@ -17,7 +17,7 @@ from typing import Collection
 
 from ...automata import ir
 from ...automata.nfa import nfa_states
-from ...automata.rule_facts import callees
+from ...automata.rule_facts import callees, replaced_calls
 
 INLINE_NFA_STATES = 400  # a rule used in several places
 INLINE_ONCE_NFA_STATES = 20_000  # a rule used once
@@ -96,29 +96,13 @@ def _back_edge_targets(rules: dict[str, ir.Node], start: str) -> set[str]:
 
 
 def _substitute(node: ir.Node, inline, body, uses: dict[str, int]) -> ir.Node:
-    memo: dict[int, ir.Node] = {}
+    def replace(call: ir.RuleRef) -> ir.Node:
+        if not inline(call.name):
+            return call
+        sub = body(call.name)
+        size = nfa_states(sub)
+        if size <= INLINE_NFA_STATES or (uses.get(call.name, 0) <= 1 and size <= INLINE_ONCE_NFA_STATES):
+            return sub
+        return call
 
-    def go(n: ir.Node) -> ir.Node:
-        hit = memo.get(id(n))
-        if hit is not None:
-            return hit
-        if not any(inline(c) for c in callees(n)):
-            out: ir.Node = n
-        elif isinstance(n, ir.RuleRef):
-            sub = body(n.name)
-            size = nfa_states(sub)
-            out = sub if size <= INLINE_NFA_STATES or (uses.get(n.name, 0) <= 1 and size <= INLINE_ONCE_NFA_STATES) else n
-        elif isinstance(n, ir.Concat):
-            out = ir.Concat(tuple(go(m) for m in n.items))
-        elif isinstance(n, ir.Alt):
-            out = ir.Alt(tuple(go(m) for m in n.items))
-        elif isinstance(n, ir.Repeat):
-            out = ir.Repeat(go(n.item), n.min, n.max)
-        elif isinstance(n, ir.Graph):
-            out = ir.Graph(n.n_states, n.start, n.finals, tuple((a, b, go(m)) for a, b, m in n.edges))
-        else:
-            out = n
-        memo[id(n)] = out
-        return out
-
-    return go(node)
+    return replaced_calls(node, replace)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...automata import ir
-from ...automata.rule_facts import callees
+from ...automata.rule_facts import replaced_calls
 from ...errors import UnsupportedGrammarError
 
 
@@ -33,27 +33,4 @@ def schema_rules(schema: Any, k: int) -> tuple[dict[str, ir.Node], str]:
 
 def renamed(node: ir.Node, prefix: str) -> ir.Node:
     """`node` with every call's rule name prefixed."""
-    memo: dict[int, ir.Node] = {}
-
-    def go(n: ir.Node) -> ir.Node:
-        hit = memo.get(id(n))
-        if hit is not None:
-            return hit
-        if not callees(n):
-            out: ir.Node = n
-        elif isinstance(n, ir.RuleRef):
-            out = ir.RuleRef(prefix + n.name)
-        elif isinstance(n, ir.Concat):
-            out = ir.Concat(tuple(go(m) for m in n.items))
-        elif isinstance(n, ir.Alt):
-            out = ir.Alt(tuple(go(m) for m in n.items))
-        elif isinstance(n, ir.Repeat):
-            out = ir.Repeat(go(n.item), n.min, n.max)
-        elif isinstance(n, ir.Graph):
-            out = ir.Graph(n.n_states, n.start, n.finals, tuple((a, b, go(m)) for a, b, m in n.edges))
-        else:
-            raise TypeError(f"cannot rename the calls of {type(n).__name__}")
-        memo[id(n)] = out
-        return out
-
-    return go(node)
+    return replaced_calls(node, lambda call: ir.RuleRef(prefix + call.name))
