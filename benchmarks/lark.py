@@ -19,8 +19,8 @@ and engine, in one process, garbage collection off while timing:
            timed) up to the refused token.
 
 The issue's targets (per-token mask on the shipped JSON and SQL grammars at 128k tokens: mean
-<= 50 us, p99 <= 500 us, compile <= 20 ms) are checked on the shipped JSON and SQL rows; ratios
-are ours/theirs over the grammars both compile (below 1: we are faster).
+<= 50 us, p99 <= 500 us, compile <= 20 ms) are checked on each of the two grammars; ratios are
+ours/theirs over the grammars both compile (below 1: we are faster).
 
 The script's name shadows the `lark` library for anything run from benchmarks/ as sys.path[0];
 it takes benchmarks/ off sys.path once it has imported its siblings.
@@ -200,13 +200,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         print_table(f"Ratios ours/{peer} over the grammars both compile (below 1: we are faster)",
                     ["grammars", "both", "compile p50", "mask mean", "mask p99"], rows, [22, 6, 12, 10, 9])
 
-    target = groups["shipped json+sql"]
-    masks, comp, _, _ = pooled(target, names[0])
-    if masks:
-        mean, p99, cmax = statistics.mean(masks), pct(masks, 99), max(comp)
-        print(f"targets (shipped JSON and SQL): mask mean {mean:.1f} us (<= 50: {'met' if mean <= 50 else 'NOT met'}), "
-              f"p99 {p99:.0f} us (<= 500: {'met' if p99 <= 500 else 'NOT met'}), "
-              f"compile max {cmax:.1f} ms (<= 20: {'met' if cmax <= 20 else 'NOT met'})")
+    for case in groups["shipped json+sql"]:  # each grammar on its own: pooled, JSON's many steps hide SQL's
+        r = results[case.name][names[0]]
+        if r.error is None and r.masks_us:
+            mean, p99 = statistics.mean(r.masks_us), pct(r.masks_us, 99)
+            print(f"targets ({case.name}): mask mean {mean:.1f} us (<= 50: {'met' if mean <= 50 else 'NOT met'}), "
+                  f"p99 {p99:.0f} us (<= 500: {'met' if p99 <= 500 else 'NOT met'}), "
+                  f"compile {r.compile_ms:.1f} ms (<= 20: {'met' if r.compile_ms <= 20 else 'NOT met'})")
     for n in notes:
         print(f"note: {n}")
     print(f"(measured in {elapsed:.1f} s)")
