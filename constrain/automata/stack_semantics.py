@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+import numpy as np
+
 from ..errors import LimitExceededError
 from .rules import RuleSet, Stack
 
@@ -47,9 +49,9 @@ class StackSemantics:
         """The bytes rule r reads in state q, one bit each."""
         hit = self._bits.get((r, q))
         if hit is None:
-            rows, classes = self.tables(r)
-            row = rows[q]
-            hit = sum(1 << b for b in range(256) if row[classes[b]] >= 0)
+            dfa = self.rules.rule(r).dfa
+            reads = dfa.table[q, dfa.byte_classes] >= 0
+            hit = int.from_bytes(np.packbits(reads, bitorder="little").tobytes(), "little")
             self._bits[(r, q)] = hit
         return hit
 

@@ -13,10 +13,16 @@ from typing import Callable, Optional
 import numpy as np
 
 
+# A group with more nodes than this first checks a reader against its distinct bytes: a Lark
+# stack meets hundreds of readers at a name's end, most reading none of its bytes; JSON's groups
+# are small, where the check would cost more than the pass it spares.
+LARGE_GROUP = 256
+
+
 class Boundaries:
     """`groups`: (state, nodes, their bytes) per state that met boundaries. Build with `of`."""
 
-    __slots__ = ("groups", "_picked", "_key", "_bits")
+    __slots__ = ("groups", "_picked", "_key", "_distinct_bytes")
 
     @staticmethod
     def of(nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> Boundaries:
@@ -40,15 +46,7 @@ class Boundaries:
             )
         self._picked: dict[tuple[int, int, int], np.ndarray] = {}
         self._key: Optional[tuple] = None
-        self._bits: Optional[list[int]] = None
-
-    def byte_bits(self, i: int) -> int:
-        """The bytes of group i's nodes, one bit each: a reader that reads none of them needs
-        no pass over the nodes (most of a stack's tops, at most boundaries)."""
-        bits = self._bits
-        if bits is None:
-            bits = self._bits = [sum(1 << b for b in np.unique(g[2]).tolist()) for g in self.groups]
-        return bits[i]
+        self._distinct_bytes: Optional[dict[int, np.ndarray]] = None
 
     @property
     def key(self) -> tuple:
@@ -66,8 +64,21 @@ class Boundaries:
         key = (state, *reader)
         hit = self._picked.get(key)
         if hit is None:
-            hit = nodes[reads(*reader)[node_bytes]]
+            readable = reads(*reader)
+            if node_bytes.size > LARGE_GROUP and not readable[self._distinct(state, node_bytes)].any():
+                hit = nodes[:0]  # (a large group and a reader of none of its few distinct bytes)
+            else:
+                hit = nodes[readable[node_bytes]]
             self._picked[key] = hit
+        return hit
+
+    def _distinct(self, state: int, node_bytes: np.ndarray) -> np.ndarray:
+        distinct = self._distinct_bytes
+        if distinct is None:
+            distinct = self._distinct_bytes = {}
+        hit = distinct.get(state)
+        if hit is None:
+            hit = distinct[state] = np.unique(node_bytes)
         return hit
 
 

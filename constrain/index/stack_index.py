@@ -207,12 +207,10 @@ class StackTokenAutomaton:
         """At each boundary met while reading with `top`, the stack's other tops (calls pushed,
         returns popped) that can read the node's byte walk the node's subtree: queue them."""
         r, _, parent, depth = top
-        sem = self.semantics
-        for i, (q2, nodes, node_bytes) in enumerate(bounds.groups):
+        for q2, nodes, node_bytes in bounds.groups:
             here = (r, q2, parent, depth)
-            present = bounds.byte_bits(i)
-            for other in sem.closure(here)[0]:
-                if other != here and present & sem.read_bits(other[0], other[1]):
+            for other in self.semantics.closure(here)[0]:
+                if other != here:
                     picked = bounds.picked(q2, nodes, node_bytes, (self._same[other[0]], other[1]), self._reads)
                     if picked.size:
                         todo.setdefault((tid, other), []).append(picked)
@@ -236,8 +234,10 @@ class StackTokenAutomaton:
         walked: dict[tuple[int, tuple], set[int]] = {}
         self._expand(top, tid, bounds, todo)
         deadline = time.perf_counter() + self._mask_seconds
+        rounds = 0
         while todo:
-            if time.perf_counter() > deadline:
+            rounds += 1
+            if not rounds & 31 and time.perf_counter() > deadline:  # (the clock costs; every 32nd round)
                 raise LimitExceededError("seconds for one mask", self._mask_seconds, "Limits(max_mask_seconds=...)")
             (t, other), parts = todo.popitem()
             done = walked.setdefault((t, other), set())

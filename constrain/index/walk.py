@@ -37,7 +37,7 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
         visited += 1
         kind = exits[prev]
         s = table[prev, byte_classes[p & 255]]
-        if kind == 1 or (kind == 2 and follow[p & 255]) or (kind == 3 and s < 0):
+        if kind != 0 and (kind == 1 or (kind == 2 and follow[p & 255]) or (kind == 3 and s < 0)):
             if n_b == cap:
                 return cap + 1, visited
             b_nodes[n_b] = i
