@@ -285,3 +285,19 @@ def random_masked_walk(matcher, vocab: Vocabulary, rng, max_steps: int, closers:
 @pytest.fixture(scope="session")
 def masked_walk():
     return random_masked_walk
+
+
+def lark_parses(parser, text: str) -> bool:
+    """Does Lark's own parser (the oracle of the Lark tests) accept `text`?"""
+    import lark
+
+    try:
+        parser.parse(text)
+        return True
+    except lark.exceptions.LarkError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def lark_accepts():
+    return lark_parses

@@ -21,9 +21,9 @@ from typing import Any, Optional
 import numpy as np
 
 from ..automata.rules import RuleSet
+from ..automata.stack_semantics import ALL_BYTES, StackSemantics
 from ..errors import LimitExceededError
 from ..limits import Limits
-from ..automata.stack_semantics import ALL_BYTES, StackSemantics
 from .boundaries import Boundaries
 from .follow import ExitFilter
 from .row_bits import nonzero_words
@@ -161,7 +161,7 @@ class StackTokenAutomaton:
             hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
         return hit
 
-    def _first_bytes_not(self, top: tuple, forbidden: int, words: np.ndarray) -> None:
+    def _first_bytes_not(self, top: tuple, forbidden: int, words: np.ndarray, deadline: float) -> None:
         """OR into `words` the tokens `top` and the rest of its stack read whose first byte is
         not in `forbidden` (one bit per byte): after a greedy rule's return (first_bytes.py)."""
         fb = self.index.first_bytes
@@ -172,7 +172,7 @@ class StackTokenAutomaton:
         if bounds.groups:
             kept = fb.bounds_without(tid, bounds, forbidden, self._kept_bounds)
             if kept.groups:
-                self._beyond(top, tid, kept, words)
+                self._beyond(top, tid, kept, words, deadline)
 
     def _inner_for(self, r: int, q: int) -> tuple[np.ndarray, Boundaries, int]:
         """Tokens readable inside rule r from q over the whole vocabulary, cached per (rule's
@@ -215,7 +215,7 @@ class StackTokenAutomaton:
                     if picked.size:
                         todo.setdefault((tid, other), []).append(picked)
 
-    def _beyond(self, top: tuple, tid: int, bounds: Boundaries, words: np.ndarray) -> None:
+    def _beyond(self, top: tuple, tid: int, bounds: Boundaries, words: np.ndarray, deadline: float) -> None:
         """OR into `words` the tokens that leave `top`'s walk at its boundaries and go on with
         the rest of the stack. Inside a key or a string the top's state changes at every
         character, but the boundaries (the closing quote), the stack below and so everything
@@ -233,7 +233,6 @@ class StackTokenAutomaton:
         todo: dict[tuple[int, tuple], list[np.ndarray]] = {}
         walked: dict[tuple[int, tuple], set[int]] = {}
         self._expand(top, tid, bounds, todo)
-        deadline = time.perf_counter() + self._mask_seconds
         rounds = 0
         while todo:
             rounds += 1
@@ -256,6 +255,7 @@ class StackTokenAutomaton:
             self._beyond_seen.add(key)
 
     def _compute(self, state: frozenset) -> np.ndarray:
+        deadline = time.perf_counter() + self._mask_seconds  # (for the whole mask: Limits.max_mask_seconds)
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
         tops: set[tuple] = set()
         limited: dict[tuple, int] = {}  # tops a greedy return reaches -> bytes they may not read first
@@ -276,10 +276,10 @@ class StackTokenAutomaton:
             inner, bounds, tid = self._inner_for(top[0], top[1])
             words |= inner
             if bounds.groups:
-                self._beyond(top, tid, bounds, words)
+                self._beyond(top, tid, bounds, words, deadline)
         for top, forbidden in limited.items():
             if top not in tops:
-                self._first_bytes_not(top, forbidden, words)
+                self._first_bytes_not(top, forbidden, words, deadline)
         row = self._finish(words, complete)
         with self._lock:
             self._rows.setdefault(state, row)

@@ -24,10 +24,6 @@ def virtual_bytes(token_id: int) -> bytes:
     return bytes([MARK]) + token_id.to_bytes(3, "big")
 
 
-def is_virtual(data: bytes) -> bool:
-    return len(data) == 4 and data[0] == MARK
-
-
 def trie_token_bytes(token_bytes: Sequence[bytes], special_ids: Iterable[int]) -> list[bytes]:
     """Per token what the trie holds: special tokens their virtual spelling, tokens with a
     byte UTF-8 never holds nothing (b"": left out), the others their bytes."""
