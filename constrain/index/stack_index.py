@@ -5,11 +5,9 @@ usual trie walk over r's DFA and cached per (r's DFA, q): they are allowed whate
 on the stack ("context-independent"). Where a vocabulary slice applies at q (slice_choice.py),
 its allowed tokens come from a precomputed mask and only the rest of the vocabulary is walked.
 The walk also reports *boundaries*: trie nodes whose byte is met in a state that can call
-another rule or return. Only there is the rest of the stack consulted: the stack is expanded
-(calls pushed, returns popped) and the subtrees under the nodes walked again with each new top;
-those walks are cached too, as they recur at every position of a string or a key, and so is
-all that lies beyond one top's boundaries once met twice. Rows are cached per position (set of
-stacks).
+another rule or return. Only there is the rest of the stack consulted, through frame summaries
+(frame_summaries.py): what a frame reads from given nodes and where it pops, cached per (rule,
+state, nodes) whatever lies below. Rows are cached per position (set of stacks).
 """
 
 from __future__ import annotations
@@ -21,11 +19,11 @@ from typing import Any, Optional
 import numpy as np
 
 from ..automata.rules import RuleSet
-from ..automata.stack_semantics import ALL_BYTES, StackSemantics
-from ..errors import LimitExceededError
+from ..automata.stack_semantics import StackSemantics
 from ..limits import Limits
 from .boundaries import Boundaries
 from .follow import ExitFilter
+from .frame_summaries import FrameSummaries
 from .row_bits import nonzero_words
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
@@ -44,17 +42,14 @@ class StackTokenAutomaton:
         self.rules = rules
         self.index = index
         self.semantics = StackSemantics(rules, limits.max_stack_depth, limits.max_stacks)
-        self._mask_seconds = limits.max_mask_seconds
+        self.mask_seconds = limits.max_mask_seconds
         self.eos_ids = tuple(sorted(index.eos_ids))
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
         self._slices = SliceChooser(index.slices, index.proofs)
         self._same = rules.same  # rules with the same DFA and exits share walks
-        self._exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
+        self.exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
         self._readable: dict[tuple[int, int], np.ndarray] = {}
-        self._subtrees: dict[tuple, tuple[np.ndarray, np.ndarray, Boundaries]] = {}
-        self._beyond_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
-        self._beyond_seen: set[tuple] = set()
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
         self._lock = threading.Lock()
         words = np.zeros(index.trie.n_words, dtype=np.uint32)
@@ -62,7 +57,10 @@ class StackTokenAutomaton:
             words[t >> 5] |= np.uint32(1 << (t & 31))
         self._eos_row = self._finish(words, False)
         self.nodes_visited = 0
-        self._kept_bounds: dict[tuple, tuple] = {}  # boundaries less forbidden first bytes
+        self.kept_bounds: dict[tuple, tuple] = {}  # boundaries less forbidden first bytes
+        self._below_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+        self._below_seen: set[tuple] = set()
+        self.summaries = FrameSummaries(self, limits.max_stack_depth)
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> frozenset:
@@ -107,11 +105,11 @@ class StackTokenAutomaton:
             "dfa_states": sum(self.rules.rule(r).dfa.n_states for r in range(self.rules.n_rules) if self.rules.built(r)),
             "rows_cached": len(self._rows),
             "inner_rows_cached": len(self._inner),
-            "subtree_walks_cached": len(self._subtrees),
+            "frame_summaries_cached": len(self.summaries),
             "row_memory_bytes": sum(r.nbytes for r in self._rows.values())
             + sum(hit[0].nbytes for hit in self._inner.values())
-            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._subtrees.values())
-            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._beyond_cache.values()),
+            + self.summaries.memory_bytes()
+            + sum(hit[0].nbytes + hit[1].nbytes for hit in self._below_cache.values()),
             "trie_nodes_visited": self.nodes_visited,
         }
 
@@ -123,14 +121,14 @@ class StackTokenAutomaton:
         row.setflags(write=False)
         return row
 
-    def _walk(
-        self, r: int, q: int, firsts: Optional[tuple[int, ...]], t: TokenTrie, words: np.ndarray
+    def walk(
+        self, r: int, q: int, firsts: Optional[np.ndarray], t: TokenTrie, words: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """OR into `words` the tokens read inside rule r from q over the subtrees of `firsts`
-        (None: the whole trie); returns the boundaries met (nodes, states)."""
+        (int32 node ids; None: the whole trie); returns the boundaries met (nodes, states)."""
         dfa = self.rules.rule(r).dfa
-        kinds, follow = self._exit_filter.kinds(self._same[r])
-        starts = _ROOT if firsts is None else np.asarray(firsts, dtype=np.int32)
+        kinds, follow = self.exit_filter.kinds(self._same[r])
+        starts = _ROOT if firsts is None else firsts
         cap = _BOUNDARY_BUFFER
         while True:
             b_nodes = np.empty(cap, dtype=np.int32)
@@ -144,37 +142,7 @@ class StackTokenAutomaton:
                 return b_nodes[:n].copy(), b_states[:n].copy()
             cap *= 8
 
-    def _subtrees_for(
-        self, tid: int, r: int, q: int, firsts: tuple[int, ...]
-    ) -> tuple[np.ndarray, np.ndarray, Boundaries]:
-        """A walk below boundary nodes, cached per (trie, rule's DFA, q, nodes): the same
-        expansions recur at position after position (a string's closing quote, then `,` or
-        `}`). Returns (word indices, their bits, boundaries)."""
-        key = (tid, self._same[r], q, firsts)
-        hit = self._subtrees.get(key)
-        if hit is None:
-            trie = self.tries[tid]
-            words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = self._walk(r, q, firsts, trie, words)
-            idx = nonzero_words(words)
-            bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
-            hit = self._subtrees.setdefault(key, (idx, words[idx], bounds))
-        return hit
-
-    def _first_bytes_not(self, top: tuple, forbidden: int, words: np.ndarray, deadline: float) -> None:
-        """OR into `words` the tokens `top` and the rest of its stack read whose first byte is
-        not in `forbidden` (one bit per byte): after a greedy rule's return (first_bytes.py)."""
-        fb = self.index.first_bytes
-        if not (self._reads(top[0], top[1]) & fb.allowed(forbidden)).any():
-            return
-        inner, bounds, tid = self._inner_for(top[0], top[1])
-        words |= inner & ~fb.starting_with(forbidden)
-        if bounds.groups:
-            kept = fb.bounds_without(tid, bounds, forbidden, self._kept_bounds)
-            if kept.groups:
-                self._beyond(top, tid, kept, words, deadline)
-
-    def _inner_for(self, r: int, q: int) -> tuple[np.ndarray, Boundaries, int]:
+    def inner_walk(self, r: int, q: int) -> tuple[np.ndarray, Boundaries, int]:
         """Tokens readable inside rule r from q over the whole vocabulary, cached per (rule's
         DFA, q): (words, boundaries, index of the trie their nodes belong to). Where a slice
         applies at q, its allowed tokens are OR-ed in and only its rest trie is walked. (The
@@ -188,12 +156,12 @@ class StackTokenAutomaton:
             trie = self.tries[trie_id]
             if words is None:
                 words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = self._walk(r, q, None, trie, words)
+            b_nodes, b_states = self.walk(r, q, None, trie, words)
             bounds = Boundaries.of(b_nodes, b_states, trie.byte[b_nodes])
             hit = self._inner.setdefault((r, q), (words, bounds, trie_id))
         return hit
 
-    def _reads(self, r: int, q: int) -> np.ndarray:
+    def reads(self, r: int, q: int) -> np.ndarray:
         """Bool per byte: can rule r read it in state q."""
         key = (self._same[r], q)
         hit = self._readable.get(key)
@@ -203,84 +171,57 @@ class StackTokenAutomaton:
             self._readable[key] = hit
         return hit
 
-    def _expand(self, top: tuple, tid: int, bounds: Boundaries, todo: dict) -> None:
-        """At each boundary met while reading with `top`, the stack's other tops (calls pushed,
-        returns popped) that can read the node's byte walk the node's subtree: queue them."""
-        r, _, parent, depth = top
-        for q2, nodes, node_bytes in bounds.groups:
-            here = (r, q2, parent, depth)
-            for other in self.semantics.closure(here)[0]:
-                if other != here:
-                    picked = bounds.picked(q2, nodes, node_bytes, (self._same[other[0]], other[1]), self._reads)
-                    if picked.size:
-                        todo.setdefault((tid, other), []).append(picked)
-
-    def _beyond(self, top: tuple, tid: int, bounds: Boundaries, words: np.ndarray, deadline: float) -> None:
-        """OR into `words` the tokens that leave `top`'s walk at its boundaries and go on with
-        the rest of the stack. Inside a key or a string the top's state changes at every
-        character, but the boundaries (the closing quote), the stack below and so everything
-        beyond them stay: met a second time, the result is kept per (trie, rule, what lies
-        below, boundaries) as word indices and bits (most are met once: they pay nothing)."""
-        r, _, parent, depth = top
-        key = (tid, r, parent, depth, bounds.key)
-        hit = self._beyond_cache.get(key)
-        if hit is not None:
-            words[hit[0]] |= hit[1]
-            return
-        again = key in self._beyond_seen
-        out = np.zeros_like(words) if again else words
-        # (trie, top) -> node arrays whose subtrees top still has to walk; walked: done ones.
-        todo: dict[tuple[int, tuple], list[np.ndarray]] = {}
-        walked: dict[tuple[int, tuple], set[int]] = {}
-        self._expand(top, tid, bounds, todo)
-        rounds = 0
-        while todo:
-            rounds += 1
-            if not rounds & 31 and time.perf_counter() > deadline:  # (the clock costs; every 32nd round)
-                raise LimitExceededError("seconds for one mask", self._mask_seconds, "Limits(max_mask_seconds=...)")
-            (t, other), parts = todo.popitem()
-            done = walked.setdefault((t, other), set())
-            nodes = set((parts[0] if len(parts) == 1 else np.concatenate(parts)).tolist())
-            firsts = sorted(nodes - done if done else nodes)
-            if firsts:
-                done.update(firsts)
-                idx, bits, more = self._subtrees_for(t, other[0], other[1], tuple(firsts))
-                out[idx] |= bits
-                self._expand(other, t, more, todo)
-        if again:
-            idx = nonzero_words(out)
-            self._beyond_cache.setdefault(key, (idx, out[idx]))
-            words |= out
-        else:
-            self._beyond_seen.add(key)
-
     def _compute(self, state: frozenset) -> np.ndarray:
-        deadline = time.perf_counter() + self._mask_seconds  # (for the whole mask: Limits.max_mask_seconds)
+        """Each stack's summaries chained downward: its top's from the root, then each frame's
+        from the items where the one above it pops (frame_summaries.py)."""
+        deadline = time.perf_counter() + self.mask_seconds  # (for the whole mask: Limits.max_mask_seconds)
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
-        tops: set[tuple] = set()
-        limited: dict[tuple, int] = {}  # tops a greedy return reaches -> bytes they may not read first
-        complete = False
-        sem = self.semantics
-        for stack in state:
-            found, done = sem.closure(stack)
-            complete |= done
-            limit = sem.restriction(stack)
-            if limit is None:
-                tops |= found
-            else:
-                below, forbidden = limit
-                tops |= found - below
-                for top in below:
-                    limited[top] = limited.get(top, ALL_BYTES) & forbidden
-        for top in tops:
-            inner, bounds, tid = self._inner_for(top[0], top[1])
-            words |= inner
-            if bounds.groups:
-                self._beyond(top, tid, bounds, words, deadline)
-        for top, forbidden in limited.items():
-            if top not in tops:
-                self._first_bytes_not(top, forbidden, words, deadline)
+        complete = self.semantics.is_complete(state)
+        same, summaries = self._same, self.summaries
+        top_pops: dict[tuple[int, int], tuple[int, ...]] = {}  # (an ambiguous text's stacks share tops)
+        below: set[tuple[int, int]] = set()  # (id of a frame, item): frames live as long as `state`
+        for r, q, parent, _ in state:
+            pops = top_pops.get((same[r], q))
+            if pops is None:
+                pops = top_pops[(same[r], q)] = summaries.read_top(same[r], q, words, deadline)
+            if parent is not None:
+                for p in pops:
+                    if (id(parent), p) not in below:
+                        below.add((id(parent), p))
+                        self._below(parent, p, words, deadline)
         row = self._finish(words, complete)
         with self._lock:
             self._rows.setdefault(state, row)
             return self._rows[state]
+
+    def _below(self, frame: tuple, item: int, words: np.ndarray, deadline: float) -> None:
+        """OR into `words` what `frame` and the frames below it read from `item` on. Inside a
+        key or a string the top changes at every character while where it pops (the closing
+        quote) and the stack below stay: met a second time, the result is kept per (frame, item)
+        as word indices and bits (most are met once: they pay nothing)."""
+        key = (frame, item)
+        hit = self._below_cache.get(key)
+        if hit is not None:
+            words[hit[0]] |= hit[1]
+            return
+        again = key in self._below_seen
+        out = np.zeros_like(words) if again else words
+        same, summaries = self._same, self.summaries
+        todo = [key]
+        seen: set[tuple[int, int]] = set()
+        while todo:
+            frame, item = todo.pop()
+            if (id(frame), item) in seen:
+                continue
+            seen.add((id(frame), item))
+            r, q, parent, _ = frame
+            found = summaries.get(same[r], q, item, deadline)
+            found.or_into(out)
+            if parent is not None:
+                todo.extend((parent, p) for p in found.pops)
+        if again:
+            idx = nonzero_words(out)
+            self._below_cache.setdefault(key, (idx, out[idx]))
+            words |= out
+        else:
+            self._below_seen.add(key)

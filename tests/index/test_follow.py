@@ -49,7 +49,7 @@ def _automata(schema, vocab):
     rule_set = compile_rules(rules, start, compiler.limits)
     rule_set.build_near_start(10**9)
     fast, plain = StackTokenAutomaton(rule_set, compiler.index), StackTokenAutomaton(rule_set, compiler.index)
-    plain._exit_filter = _Unfiltered(rule_set)
+    plain.exit_filter = _Unfiltered(rule_set)
     return fast, plain
 
 
@@ -84,7 +84,7 @@ def test_a_property_value_returns_only_before_a_comma_or_brace(llama3, monkeypat
     follows = {}
     for r in range(rules.n_rules):
         if rules.same[r] == r:
-            kinds, follow = fast._exit_filter.kinds(r)
+            kinds, follow = fast.exit_filter.kinds(r)
             assert set(np.unique(kinds).tolist()) <= {0, ALWAYS, IF_FOLLOWS}
             follows[rules.names[r]] = bytes(np.flatnonzero(follow).astype(np.uint8))
     assert follows[rules.names[rules.start]] == b""

@@ -1,0 +1,341 @@
+"""Frame summaries: what one rule frame reads from given trie nodes, whatever lies below it.
+
+A mask walks the token trie with a stack's top rule; where a token crosses a call or the rule's
+end, the rest of the stack reads on. Keyed by whole stacks, that work starts afresh under every
+new parent (SQL: the same dozen expression rules under hundreds of different stacks). What one
+frame reads from given nodes, though, does not depend on what lies below it. A *summary* of
+(rule, state, item) holds the tokens read without popping the frame, its callees' included, and
+the items where it pops: where its parent reads on. A mask is the stack's summaries chained
+downward (stack_index.py), each looked up by (rule, state, item): context-free, so shared by
+every position and stack that meets it (Earley's completion, at the trie's granularity).
+
+An *item* is where reading resumes: a set of trie nodes of one trie (the next byte to read is
+each node's own), or the root, less the tokens whose first byte is *forbidden* (after a greedy
+rule's return: it returns only before a byte it cannot read, automata/stack_semantics.py).
+Summaries of callees are computed before their callers' by a trampoline (no Python recursion:
+a token of 60 open parentheses nests hundreds of summaries). Callees never wait on their callers:
+that would be left recursion, which compile_rules rejects.
+
+What keeps this cheap on JSON, where most summaries are met once: an item is narrowed to the
+nodes its reader can read first (a pop offers every byte some caller may read); a state that
+reads none of an item's bytes needs no walk; a summary keeps its parts (cached arrays) unmerged
+up to a few; a stack's top keeps its summary per (rule, state) with its parts as they are.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Generator, NamedTuple, Optional
+
+import numpy as np
+
+from ..automata.stack_semantics import ALL_BYTES
+from ..errors import GrammarError, LimitExceededError
+from .boundaries import Boundaries
+from .follow import IF_FOLLOWS
+from .row_bits import nonzero_words
+
+if TYPE_CHECKING:
+    from .stack_index import StackTokenAutomaton
+
+ROOT = 0  # the item "the whole trie": a frame reading from a token's first byte
+EMPTY = -1  # no item: no node left to read from
+_NO_WORDS = np.zeros(0, dtype=np.intp)
+_NO_BITS = np.zeros(0, dtype=np.uint32)
+_MAX_PARTS = 4  # a kept summary's parts are merged into one beyond this many
+_DENSE = 4  # a summary's bits are kept whole when more than 1/_DENSE of the words are set
+
+
+class Summary(NamedTuple):
+    """Tokens as `parts` (each whole words or a (word indices, bits) pair: cached arrays, never
+    written) and the items where the frame pops. Kept summaries have at most _MAX_PARTS parts; a
+    top's keeps its parts as they are (FrameSummaries.read_top)."""
+
+    parts: tuple
+    pops: tuple[int, ...]
+
+    def or_into(self, words: np.ndarray) -> None:
+        _or_parts(self.parts, words)
+
+
+NOTHING = Summary((), ())
+
+
+class Items:
+    """Interned items: a small int per (trie, sorted nodes) or per root with forbidden bytes."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple, int] = {(-1, 0): ROOT}
+        self._items: list[tuple[int, Optional[np.ndarray], int]] = [(-1, None, 0)]
+        self._lock = threading.Lock()
+
+    def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
+        """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
+        return self._items[item]
+
+    def root(self, forbidden: int) -> int:
+        return self._intern((-1, forbidden), (-1, None, forbidden))
+
+    def nodes(self, tid: int, nodes: np.ndarray) -> int:
+        """`nodes` ascending (as walks meet them): unsorted ones would only share less."""
+        return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
+
+    def _intern(self, key: tuple, value: tuple) -> int:
+        hit = self._ids.get(key)
+        if hit is None:
+            with self._lock:
+                hit = self._ids.get(key)
+                if hit is None:
+                    hit = self._ids[key] = len(self._items)
+                    self._items.append(value)
+        return hit
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class FrameSummaries:
+    """The summaries of one StackTokenAutomaton, cached per (rule class, state, item)."""
+
+    def __init__(self, automaton: StackTokenAutomaton, max_nesting: int) -> None:
+        self.a = automaton
+        self.items = Items()
+        self.max_nesting = max_nesting
+        self._memo: dict[tuple[int, int, int], Summary] = {}
+        self._walks: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, Boundaries]] = {}
+        self._tops: dict[tuple[int, int], Summary] = {}
+        self._first: dict[tuple[int, int], Optional[np.ndarray]] = {}
+        self._narrow: dict[tuple[int, int, int], int] = {}
+        rules = automaton.rules
+        self._greedy = rules.greedy if getattr(rules, "any_greedy", False) else None
+
+    def __len__(self) -> int:
+        return len(self._memo)
+
+    def memory_bytes(self) -> int:
+        """The arrays the summaries made (tops' parts are other summaries' or walks' arrays)."""
+        return sum(_part_bytes(p) for s in self._memo.values() for p in s.parts) + sum(
+            w[0].nbytes + w[1].nbytes for w in self._walks.values()
+        )
+
+    def get(self, rep: int, q: int, item: int, deadline: float) -> Summary:
+        item = self._narrowed(rep, q, item)
+        if item == EMPTY:
+            return NOTHING
+        hit = self._memo.get((rep, q, item))
+        return hit if hit is not None else self._run((rep, q, item), deadline)
+
+    def read_top(self, rep: int, q: int, words: np.ndarray, deadline: float) -> tuple[int, ...]:
+        """OR into `words` what a stack's top (rule class `rep` in state q) reads from the root
+        without popping; returns the items where it pops. A top's summary keeps its parts (its
+        inner walk, its callees' summaries) unmerged: most are met once, and merging costs."""
+        hit = self._tops.get((rep, q))
+        if hit is None:
+            hit = self._tops.setdefault((rep, q), self._run((rep, q, ROOT), deadline, top=True))
+        hit.or_into(words)
+        return hit.pops
+
+    def _run(self, key: tuple[int, int, int], deadline: float, top: bool = False) -> Summary:
+        """Compute `key`'s summary and those it needs first, callees before callers (a `top`'s
+        summary is returned unmerged and not kept)."""
+        todo = [(key, self._summarize(*key, top))]
+        busy = {key}
+        value: Optional[Summary] = None
+        started = 0
+        while True:
+            k, gen = todo[-1]
+            try:
+                need = gen.send(value)
+            except StopIteration as done:
+                todo.pop()
+                if not todo and top:
+                    return done.value
+                value = self._memo.setdefault(k, done.value)
+                busy.discard(k)
+                if not todo:
+                    return value
+                continue
+            value = self._memo.get(need)
+            if value is not None:
+                continue
+            if need in busy:  # (compile_rules rejects left recursion: this is a bug if met)
+                raise GrammarError(f"rule {self.a.rules.names[need[0]]!r} calls itself before reading a byte")
+            if len(todo) >= self.max_nesting:
+                raise LimitExceededError("grammar stack depth", self.max_nesting, "Limits(max_stack_depth=...)")
+            started += 1
+            if not started & 31 and time.perf_counter() > deadline:  # (the clock costs: every 32nd)
+                raise LimitExceededError("seconds for one mask", self.a.mask_seconds, "Limits(max_mask_seconds=...)")
+            todo.append((need, self._summarize(*need)))
+            busy.add(need)
+
+    def _summarize(self, rep: int, q0: int, item0: int, top: bool = False) -> Generator[tuple[int, int, int], Summary, Summary]:
+        """Read with rule `rep` from (q0, item0): walk the trie, and at each boundary met, the
+        callees (yielding their summaries' keys) and the rule again where they return, until
+        no (state, item) is new. Boundaries in accepting states are where the frame pops.
+        A `top`'s parts stay unmerged."""
+        a = self.a
+        rule = a.rules.rule(rep)
+        accepting, calls = rule.dfa.accepting, rule.calls
+        same = a.rules.same
+        greedy = self._greedy is not None and self._greedy[rep]
+        parts: list = []  # what the frame reads: cached word arrays (dense) or (idx, bits) pairs
+        popped: dict[int, list[np.ndarray]] = {}  # trie id -> node arrays
+        popped_root: Optional[int] = None  # forbidden first bytes of a pop at the root
+        todo = [(q0, item0)]
+        seen: set[tuple[int, int]] = set()
+        while todo:
+            q, item = todo.pop()
+            item = self._narrowed(rep, q, item)
+            if item == EMPTY or (q, item) in seen:
+                continue
+            seen.add((q, item))
+            tid, nodes, forbidden = self.items.get(item)
+            if nodes is None:  # from the root: the first byte is read by q or by what q reaches
+                groups, tid = self._from_root(rep, q, forbidden, parts)
+                for k, t in calls[q]:
+                    sub = yield (same[k], 0, item)
+                    parts.extend(sub.parts)
+                    todo.extend((t, p) for p in sub.pops)
+                if accepting[q]:
+                    f = forbidden | (a.semantics.read_bits(rep, q) if greedy else 0)
+                    popped_root = f if popped_root is None else popped_root & f
+            else:
+                idx, bits, bounds = self._walk(tid, rep, q, item, nodes)
+                if idx.size:
+                    parts.append((idx, bits))
+                groups = bounds.groups
+            for q2, g_nodes, g_bytes in groups:
+                if accepting[q2]:
+                    popped.setdefault(tid, []).append(g_nodes)  # (the walk kept those a caller may read)
+                for k, t in calls[q2]:
+                    k = same[k]
+                    starts = self._starts(k)  # (the nodes it cannot read would be narrowed away)
+                    at_nodes = g_nodes if starts is None else g_nodes[starts[g_bytes]]
+                    if at_nodes.size:
+                        at = self.items.nodes(tid, at_nodes)
+                        self._narrow[(k, 0, at)] = at  # (narrowed already)
+                        sub = yield (k, 0, at)
+                        parts.extend(sub.parts)
+                        todo.extend((t, p) for p in sub.pops)
+        pops = []
+        if popped_root is not None and popped_root != ALL_BYTES:
+            pops.append(self.items.root(popped_root))
+        for tid, found in popped.items():
+            nodes = found[0] if len(found) == 1 else np.unique(np.concatenate(found))
+            if nodes.size:
+                pops.append(self.items.nodes(tid, nodes))
+        if top:
+            return Summary(tuple(parts), tuple(pops))
+        return _summary(parts, a.index.trie.n_words, tuple(pops))
+
+    def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
+        """Bool per byte: what rule class `rep` can read first in state q, its callees' starts
+        included; None where it can return before reading (or is not known): then what lies
+        below reads too."""
+        key = (rep, q)
+        if key in self._first:
+            return self._first[key]
+        self._first[key] = None  # (recursion before a byte: compile_rules rejects it; unknown)
+        a = self.a
+        rule = a.rules.rule(rep)
+        out: Optional[np.ndarray] = None
+        if not rule.dfa.accepting[q]:
+            out = a.reads(rep, q).copy()
+            for k, _ in rule.calls[q]:
+                sub = self._starts(a.rules.same[k])
+                if sub is None:
+                    out = None
+                    break
+                out |= sub
+        self._first[key] = out
+        return out
+
+    def _narrowed(self, rep: int, q: int, item: int) -> int:
+        """`item` less the nodes whose byte rule class `rep` cannot read first in state q
+        (EMPTY: none left): a pop's nodes are what any caller may read, most callers read few
+        of them, and a walk from a node its reader cannot read is wasted."""
+        key = (rep, q, item)
+        hit = self._narrow.get(key)
+        if hit is None:
+            tid, nodes, _ = self.items.get(item)
+            starts = None if nodes is None else self._starts(rep, q)
+            if starts is None:
+                hit = item
+            else:
+                kept = nodes[starts[self.a.tries[tid].byte[nodes]]]
+                hit = item if kept.size == nodes.size else self.items.nodes(tid, kept) if kept.size else EMPTY
+            self._narrow[key] = hit
+        return hit
+
+    def _from_root(self, rep: int, q: int, forbidden: int, parts: list) -> tuple[tuple, int]:
+        """Add to `parts` what rule `rep` reads from q inside itself from the root (the cached
+        walk, less the tokens starting with a forbidden byte); returns its boundary groups and
+        trie."""
+        a = self.a
+        inner, bounds, tid = a.inner_walk(rep, q)
+        if not forbidden:
+            parts.append(inner)
+            return bounds.groups, tid
+        fb = a.index.first_bytes
+        if not (a.reads(rep, q) & fb.allowed(forbidden)).any():
+            return (), tid
+        parts.append(inner & ~fb.starting_with(forbidden))
+        if not bounds.groups:
+            return (), tid
+        return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
+
+    def _walk(self, tid: int, rep: int, q: int, item: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, Boundaries]:
+        """Rule `rep` reading from q at `nodes` (each node's byte first), cached: (word indices,
+        their bits, boundaries)."""
+        key = (rep, q, item)
+        hit = self._walks.get(key)
+        if hit is None:
+            trie = self.a.tries[tid]
+            node_bytes = trie.byte[nodes]
+            if self.a.reads(rep, q)[node_bytes].any():
+                words = np.zeros(trie.n_words, dtype=np.uint32)
+                b_nodes, b_states = self.a.walk(rep, q, nodes, trie, words)
+                idx = nonzero_words(words)
+                hit = (idx, words[idx], Boundaries.of(b_nodes, b_states, trie.byte[b_nodes]))
+            else:  # (q reads none of the bytes: no walk, each node is a boundary or nothing)
+                hit = (_NO_WORDS, _NO_BITS, self._unread(rep, q, nodes, node_bytes))
+            hit = self._walks.setdefault(key, hit)
+        return hit
+
+    def _unread(self, rep: int, q: int, nodes: np.ndarray, node_bytes: np.ndarray) -> Boundaries:
+        """The boundaries a walk from nodes whose bytes q cannot read would record (walk.py:
+        a node is one where q exits, by its exit kind)."""
+        kinds, follow = self.a.exit_filter.kinds(rep)
+        kind = kinds[q]
+        if kind == 0:
+            return Boundaries.of(nodes[:0], nodes[:0], node_bytes[:0])
+        if kind == IF_FOLLOWS:
+            keep = follow[node_bytes]
+            nodes, node_bytes = nodes[keep], node_bytes[keep]
+        return Boundaries.of(nodes, np.full(nodes.size, q, dtype=np.int32), node_bytes)
+
+
+def _or_parts(parts, words: np.ndarray) -> None:
+    for part in parts:
+        if isinstance(part, tuple):
+            words[part[0]] |= part[1]
+        else:
+            words |= part
+
+
+def _part_bytes(part) -> int:
+    return part[0].nbytes + part[1].nbytes if isinstance(part, tuple) else part.nbytes
+
+
+def _summary(parts: list, n_words: int, pops: tuple[int, ...]) -> Summary:
+    """A summary of these parts, merged into one (whole words where dense) where there are
+    more than _MAX_PARTS (merging costs more than the few ORs of a summary met once or twice)."""
+    if len(parts) <= _MAX_PARTS:
+        return Summary(tuple(parts), pops)
+    words = np.zeros(n_words, dtype=np.uint32)
+    _or_parts(parts, words)
+    idx = nonzero_words(words)
+    if idx.size * _DENSE > words.size:
+        return Summary((words,), pops)
+    return Summary(((idx, words[idx]),), pops)

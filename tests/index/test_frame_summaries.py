@@ -1,0 +1,116 @@
+"""Frame summaries: masks chained from per-frame summaries equal the byte-step oracle, warm
+caches give the masks a fresh automaton gives, and the walk-free shortcuts (narrowed items, unread nodes) equal what a walk would find."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from constrain import Compiler, Matcher, grammars
+from constrain.index.frame_summaries import EMPTY, ROOT
+
+QUERIES = [
+    "SELECT a, b FROM t WHERE b IN (SELECT b FROM s WHERE s.c = 'x') UNION ALL SELECT 1, 2;",
+    "SELECT CASE WHEN price IS NOT NULL THEN price * (1.2 + tax) ELSE 0 END AS gross FROM products;",
+]
+
+
+def _ours(matcher, vocab) -> np.ndarray:
+    bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    matcher.fill_next_token_bitmask(bm)
+    return np.unpackbits(bm.view(np.uint8), bitorder="little")[: vocab.size].astype(bool)
+
+
+@pytest.fixture(scope="module")
+def sql(llama3):
+    return Compiler(llama3).compile_lark(grammars.load("sql"))
+
+
+def _tokens(vocab, text: str) -> list[int]:
+    return [vocab.token_id(ch) for ch in text]
+
+
+def test_sql_masks_equal_the_byte_step_oracle(sql, llama3, byte_step_oracle):
+    """At every character of a nested query (one stack per reading of an ambiguous prefix,
+    many frames shared between them)."""
+    m = Matcher(sql)
+    text = QUERIES[0]
+    for k, tid in enumerate(_tokens(llama3, text)[:-1]):
+        assert m.accept_token(tid), k
+        if k % 3 == 0:
+            assert np.array_equal(_ours(m, llama3), byte_step_oracle(sql, m._history[-1], llama3)), text[: k + 1]
+
+
+def test_warm_caches_give_the_masks_of_a_fresh_automaton(llama3):
+    """Summaries, tops and what lies below them are cached across positions and documents: a
+    second query on warm caches gets exactly the masks a cold compile gets."""
+    warm = Compiler(llama3).compile_lark(grammars.load("sql"))
+    first = Matcher(warm)
+    for tid in _tokens(llama3, QUERIES[0]):
+        _ours(first, llama3)
+        assert first.accept_token(tid)
+    cached = len(warm.automaton.summaries)
+    m_warm = Matcher(warm)
+    cold = Compiler(llama3).compile_lark(grammars.load("sql"))
+    m_cold = Matcher(cold)
+    for k, tid in enumerate(_tokens(llama3, QUERIES[1])):
+        assert np.array_equal(_ours(m_warm, llama3), _ours(m_cold, llama3)), k
+        assert m_warm.accept_token(tid) and m_cold.accept_token(tid), k
+    assert cached and len(warm.automaton.summaries) > cached
+
+
+def test_narrowed_items_keep_only_the_nodes_a_reader_reads(sql):
+    a = sql.automaton
+    fs = a.summaries
+    trie = a.tries[0]
+    rules = a.rules
+    for r in range(rules.n_rules):
+        if rules.same[r] != r or not rules.built(r):
+            continue
+        for q in range(rules.rule(r).dfa.n_states):
+            starts = fs._starts(r, q)
+            if starts is None:
+                continue
+            nodes = np.arange(1, 400, dtype=np.int32)
+            item = fs.items.nodes(0, nodes)
+            got = fs._narrowed(r, q, item)
+            want = nodes[starts[trie.byte[nodes]]]
+            if not want.size:
+                assert got == EMPTY
+            else:
+                assert np.array_equal(fs.items.get(got)[1], want)
+            assert fs._narrowed(r, q, ROOT) == ROOT  # (the root is never narrowed)
+
+
+@pytest.mark.parametrize("source", ["sql", "json_schema"])
+def test_unread_nodes_are_the_boundaries_a_walk_records(source, sql, llama3):
+    """The shortcut for nodes a state reads none of gives the walk's own boundaries."""
+    if source == "sql":
+        g = sql
+    else:
+        schema = {"type": "object", "properties": {"s": {"type": "string"}, "t": {"type": "array", "items": {"type": "string"}}}}
+        g = Compiler(llama3).compile_json_schema(schema)
+        assert Matcher(g).accept_tokens(_tokens(llama3, '{"s":"z","t":["x","y"]}')) == 23
+    a = g.automaton
+    a.rules.build_near_start(10**9)
+    fs = a.summaries
+    trie = a.tries[0]
+    rules = a.rules
+    checked = 0
+    for r in range(rules.n_rules):
+        if rules.same[r] != r or not rules.built(r):
+            continue
+        for q in range(rules.rule(r).dfa.n_states):
+            reads = a.reads(r, q)
+            nodes = np.array([n for n in range(1, 3000) if not reads[trie.byte[n]]][:200], dtype=np.int32)
+            if not nodes.size:
+                continue
+            words = np.zeros(trie.n_words, dtype=np.uint32)
+            b_nodes, b_states = a.walk(r, q, nodes, trie, words)
+            short = fs._unread(r, q, nodes, trie.byte[nodes])
+            got = np.concatenate([g[1] for g in short.groups]) if short.groups else nodes[:0]
+            assert not words.any()
+            assert np.array_equal(np.sort(got), np.sort(b_nodes)), (rules.names[r], q)
+            assert all(s == q for s in b_states.tolist())
+            checked += 1
+    assert checked > 10
