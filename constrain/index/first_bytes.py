@@ -52,7 +52,7 @@ class FirstBytes:
 
     def bounds_without(self, tid: int, bounds: Boundaries, forbidden: int, memo: dict) -> Boundaries:
         """`bounds` less the nodes of trie `tid` under a forbidden first byte, kept in `memo`
-        (the automaton's: the beyond caches key on the boundaries object)."""
+        (the automaton's, per boundaries object: a walk's cached boundaries are met again and again)."""
         key = (tid, id(bounds), forbidden)
         found = memo.get(key)
         if found is not None and found[0] is bounds:
