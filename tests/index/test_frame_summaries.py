@@ -37,7 +37,7 @@ def test_sql_masks_equal_the_byte_step_oracle(sql, llama3, byte_step_oracle):
     text = QUERIES[0]
     for k, tid in enumerate(_tokens(llama3, text)[:-1]):
         assert m.accept_token(tid), k
-        if k % 3 == 0:
+        if k % 6 == 0 or len(m._history[-1]) > 8:  # (every sixth character, and where readings pile up)
             assert np.array_equal(_ours(m, llama3), byte_step_oracle(sql, m._history[-1], llama3)), text[: k + 1]
 
 
