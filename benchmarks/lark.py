@@ -12,6 +12,9 @@ and engine, in one process, garbage collection off while timing:
   compile  Lark text -> compiled grammar -> matcher -> first mask, caches cleared: the median
            of 3 (constrain: the first compile of a grammar in the process also loads Lark's own
            grammar loader tables; all engines are warmed up on another grammar first).
+           "cold" is the first of the 3: constrain keeps rule automata in a process-wide memo
+           (shared by grammars with equal rules) that Compiler.clear_cache() leaves, so its
+           later compiles of the same grammar skip the DFA builds; the targets use "cold".
   mask     each fill along the documents' tokens on one freshly compiled grammar, documents one
            after another (as a server sees requests): the first document visits every state
            for the first time, later ones reuse what is cached. mean / p50 / p99 over all steps.
@@ -50,6 +53,7 @@ sys.modules.pop("lark", None)  # in case anything above resolved it to this file
 class Result:
     error: Optional[str] = None
     compile_ms: float = float("nan")
+    cold_ms: float = float("nan")
     masks_us: list[float] = field(default_factory=list)
     docs: int = 0
     accepted: int = 0
@@ -70,6 +74,7 @@ def run_case(engine: Engine, case: Case, walks: list[list[int]], buf, reps: int)
             times.append((time.perf_counter_ns() - t0) / 1e6)
             gc.enable()
         res.compile_ms = statistics.median(times)
+        res.cold_ms = times[0]
         engine.clear()
         g = engine.compile_lark(case.text, case.start, case.folder)
     except Exception as e:  # noqa: BLE001 - a peer's refusal is a result
@@ -145,14 +150,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         for n in names:
             r = results[case.name][n]
             if r.error:
-                rows.append([case.name[-38:], n, "refused: " + r.error[:60], "", "", "", "", ""])
+                rows.append([case.name[-38:], n, "refused: " + r.error[:60], "", "", "", "", "", ""])
                 continue
             m = r.masks_us
-            rows.append([case.name[-38:], n, fmt(r.compile_ms), f"{r.accepted}/{r.docs}", str(len(m)),
+            rows.append([case.name[-38:], n, fmt(r.compile_ms), fmt(r.cold_ms), f"{r.accepted}/{r.docs}", str(len(m)),
                          fmt(statistics.mean(m)) if m else "-", fmt(pct(m, 50)), fmt(pct(m, 99))])
     print_table("Per grammar (compile ms; masks us over every step of every document)",
-                ["grammar", "engine", "compile", "docs", "steps", "mean", "p50", "p99"], rows,
-                [38, 11, 9, 7, 6, 8, 8, 8])
+                ["grammar", "engine", "compile", "cold", "docs", "steps", "mean", "p50", "p99"], rows,
+                [38, 11, 9, 9, 7, 6, 8, 8, 8])
 
     def pooled(group: list[Case], n: str) -> tuple[list[float], list[float], int, int]:
         masks: list[float] = []
@@ -206,7 +211,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             mean, p99 = statistics.mean(r.masks_us), pct(r.masks_us, 99)
             print(f"targets ({case.name}): mask mean {mean:.1f} us (<= 50: {'met' if mean <= 50 else 'NOT met'}), "
                   f"p99 {p99:.0f} us (<= 500: {'met' if p99 <= 500 else 'NOT met'}), "
-                  f"compile {r.compile_ms:.1f} ms (<= 20: {'met' if r.compile_ms <= 20 else 'NOT met'})")
+                  f"compile (cold) {r.cold_ms:.1f} ms (<= 20: {'met' if r.cold_ms <= 20 else 'NOT met'})")
     for n in notes:
         print(f"note: {n}")
     print(f"(measured in {elapsed:.1f} s)")

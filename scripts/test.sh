@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/pytest -q "$@"
+.venv/bin/pytest -q --durations=15 "$@"
 BC_CACHE=$(mktemp -d)
 NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -m "not slow" tests/index tests/automata
 rm -rf "$BC_CACHE"

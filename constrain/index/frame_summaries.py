@@ -34,6 +34,8 @@ from ..automata.stack_semantics import ALL_BYTES
 from ..errors import GrammarError, LimitExceededError
 from .boundaries import Boundaries
 from .follow import IF_FOLLOWS
+from .pushdown_tables import PushdownTables
+from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
 from .row_bits import nonzero_words
 
 if TYPE_CHECKING:
@@ -45,6 +47,9 @@ _NO_WORDS = np.zeros(0, dtype=np.intp)
 _NO_BITS = np.zeros(0, dtype=np.uint32)
 _MAX_PARTS = 4  # a kept summary's parts are merged into one beyond this many
 _DENSE = 4  # a summary's bits are kept whole when more than 1/_DENSE of the words are set
+SMALL_ITEM = 16384  # items whose subtrees hold at most this many trie nodes: one pushdown walk
+_WORK = 1 << 22  # stack steps a pushdown walk makes before the clock is read (then 4x more)
+_CAPS = (4096, 65536, 4096, 16384)  # a pushdown walk's first buffers: cells, per-path stacks, pops, closures
 
 
 class Summary(NamedTuple):
@@ -65,14 +70,21 @@ NOTHING = Summary((), ())
 class Items:
     """Interned items: a small int per (trie, sorted nodes) or per root with forbidden bytes."""
 
-    def __init__(self) -> None:
+    def __init__(self, tries: tuple, small_item: int = SMALL_ITEM) -> None:
         self._ids: dict[tuple, int] = {(-1, 0): ROOT}
         self._items: list[tuple[int, Optional[np.ndarray], int]] = [(-1, None, 0)]
+        self._small: list[bool] = [False]
+        self._tries = tries
+        self.small_item = small_item
         self._lock = threading.Lock()
 
     def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
         """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
         return self._items[item]
+
+    def small(self, item: int) -> bool:
+        """Do the item's subtrees hold at most `small_item` trie nodes (the root's never do)."""
+        return self._small[item]
 
     def root(self, forbidden: int) -> int:
         return self._intern((-1, forbidden), (-1, None, forbidden))
@@ -87,6 +99,9 @@ class Items:
             with self._lock:
                 hit = self._ids.get(key)
                 if hit is None:
+                    tid, nodes, _ = value
+                    small = nodes is not None and int((self._tries[tid].end[nodes] - nodes).sum()) <= self.small_item
+                    self._small.append(small)
                     hit = self._ids[key] = len(self._items)
                     self._items.append(value)
         return hit
@@ -98,10 +113,13 @@ class Items:
 class FrameSummaries:
     """The summaries of one StackTokenAutomaton, cached per (rule class, state, item)."""
 
-    def __init__(self, automaton: StackTokenAutomaton, max_nesting: int) -> None:
+    def __init__(self, automaton: StackTokenAutomaton, max_nesting: int, max_stacks: int, small_item: int = SMALL_ITEM) -> None:
         self.a = automaton
-        self.items = Items()
+        self.items = Items(automaton.tries, small_item)
         self.max_nesting = max_nesting
+        self.max_stacks = max_stacks
+        self.tables = PushdownTables(automaton.rules)
+        self._caps = _CAPS
         self._memo: dict[tuple[int, int, int], Summary] = {}
         self._walks: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, Boundaries]] = {}
         self._tops: dict[tuple[int, int], Summary] = {}
@@ -123,8 +141,14 @@ class FrameSummaries:
         item = self._narrowed(rep, q, item)
         if item == EMPTY:
             return NOTHING
-        hit = self._memo.get((rep, q, item))
-        return hit if hit is not None else self._run((rep, q, item), deadline)
+        key = (rep, q, item)
+        hit = self._memo.get(key)
+        if hit is None:
+            if self.items.small(item):
+                hit = self._memo.setdefault(key, self._pushdown(rep, q, item, deadline))
+            else:
+                hit = self._run(key, deadline)
+        return hit
 
     def read_top(self, rep: int, q: int, words: np.ndarray, deadline: float) -> tuple[int, ...]:
         """OR into `words` what a stack's top (rule class `rep` in state q) reads from the root
@@ -139,7 +163,7 @@ class FrameSummaries:
     def _run(self, key: tuple[int, int, int], deadline: float, top: bool = False) -> Summary:
         """Compute `key`'s summary and those it needs first, callees before callers (a `top`'s
         summary is returned unmerged and not kept)."""
-        todo = [(key, self._summarize(*key, top))]
+        todo = [(key, self._summarize(*key, deadline, top))]
         busy = {key}
         value: Optional[Summary] = None
         started = 0
@@ -159,6 +183,9 @@ class FrameSummaries:
             value = self._memo.get(need)
             if value is not None:
                 continue
+            if self.items.small(need[2]):  # (a pushdown walk: it needs nothing first)
+                value = self._memo.setdefault(need, self._pushdown(*need, deadline))
+                continue
             if need in busy:  # (compile_rules rejects left recursion: this is a bug if met)
                 raise GrammarError(f"rule {self.a.rules.names[need[0]]!r} calls itself before reading a byte")
             if len(todo) >= self.max_nesting:
@@ -166,10 +193,10 @@ class FrameSummaries:
             started += 1
             if not started & 31 and time.perf_counter() > deadline:  # (the clock costs: every 32nd)
                 raise LimitExceededError("seconds for one mask", self.a.mask_seconds, "Limits(max_mask_seconds=...)")
-            todo.append((need, self._summarize(*need)))
+            todo.append((need, self._summarize(*need, deadline)))
             busy.add(need)
 
-    def _summarize(self, rep: int, q0: int, item0: int, top: bool = False) -> Generator[tuple[int, int, int], Summary, Summary]:
+    def _summarize(self, rep: int, q0: int, item0: int, deadline: float, top: bool = False) -> Generator[tuple[int, int, int], Summary, Summary]:
         """Read with rule `rep` from (q0, item0): walk the trie, and at each boundary met, the
         callees (yielding their summaries' keys) and the rule again where they return, until
         no (state, item) is new. Boundaries in accepting states are where the frame pops.
@@ -191,6 +218,14 @@ class FrameSummaries:
                 continue
             seen.add((q, item))
             tid, nodes, forbidden = self.items.get(item)
+            if nodes is not None and self.items.small(item):  # one pushdown walk, callees and all
+                sub = self._memo.get((rep, q, item))
+                if sub is None:
+                    sub = self._memo.setdefault((rep, q, item), self._pushdown(rep, q, item, deadline))
+                parts.extend(sub.parts)
+                for p in sub.pops:
+                    popped.setdefault(tid, []).append(self.items.get(p)[1])
+                continue
             if nodes is None:  # from the root: the first byte is read by q or by what q reaches
                 groups, tid = self._from_root(rep, q, forbidden, parts)
                 for k, t in calls[q]:
@@ -228,6 +263,112 @@ class FrameSummaries:
         if top:
             return Summary(tuple(parts), tuple(pops))
         return _summary(parts, a.index.trie.n_words, tuple(pops))
+
+    def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
+        """Bool per byte: what rule class `rep` can read first in state q, its callees' starts
+        included; None where it can return before reading (or is not known): then what lies
+        below reads too."""
+        key = (rep, q)
+        if key in self._first:
+            return self._first[key]
+        self._first[key] = None  # (recursion before a byte: compile_rules rejects it; unknown)
+        a = self.a
+        rule = a.rules.rule(rep)
+        out: Optional[np.ndarray] = None
+        if not rule.dfa.accepting[q]:
+            out = a.reads(rep, q).copy()
+            for k, _ in rule.calls[q]:
+                sub = self._starts(a.rules.same[k])
+                if sub is None:
+                    out = None
+                    break
+                out |= sub
+        self._first[key] = out
+        return out
+
+    def _narrowed(self, rep: int, q: int, item: int) -> int:
+        """`item` less the nodes whose byte rule class `rep` cannot read first in state q
+        (EMPTY: none left): a pop's nodes are what any caller may read, most callers read few
+        of them, and a walk from a node its reader cannot read is wasted."""
+        key = (rep, q, item)
+        hit = self._narrow.get(key)
+        if hit is None:
+            tid, nodes, _ = self.items.get(item)
+            starts = None if nodes is None else self._starts(rep, q)
+            if starts is None:
+                hit = item
+            else:
+                kept = nodes[starts[self.a.tries[tid].byte[nodes]]]
+                hit = item if kept.size == nodes.size else self.items.nodes(tid, kept) if kept.size else EMPTY
+            self._narrow[key] = hit
+        return hit
+
+    def _from_root(self, rep: int, q: int, forbidden: int, parts: list) -> tuple[tuple, int]:
+        """Add to `parts` what rule `rep` reads from q inside itself from the root (the cached
+        walk, less the tokens starting with a forbidden byte); returns its boundary groups and
+        trie."""
+        a = self.a
+        inner, bounds, tid = a.inner_walk(rep, q)
+        if not forbidden:
+            parts.append(inner)
+            return bounds.groups, tid
+        fb = a.index.first_bytes
+        if not (a.reads(rep, q) & fb.allowed(forbidden)).any():
+            return (), tid
+        parts.append(inner & ~fb.starting_with(forbidden))
+        if not bounds.groups:
+            return (), tid
+        return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
+
+    def _pushdown(self, rep: int, q: int, item: int, deadline: float) -> Summary:
+        """The summary of frame (rep, q) at a node item: one numba walk (pushdown_walk.py),
+        retried with larger buffers, the next rule flattened, or more work allowed until the
+        mask's deadline."""
+        a = self.a
+        tables = self.tables
+        tid, nodes, _ = self.items.get(item)
+        trie = a.tries[tid]
+        g0 = tables.state(rep, q)
+        caps = self._caps
+        budget = _WORK
+        while True:
+            if time.perf_counter() > deadline:
+                raise LimitExceededError("seconds for one mask", a.mask_seconds, "Limits(max_mask_seconds=...)")
+            words = np.zeros(trie.n_words, dtype=np.uint32)
+            pops = np.empty(caps[2], dtype=np.int32)
+            status, n_pops, visited = summary_walk(
+                trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, *tables.arrays(),
+                np.int32(g0), nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting,
+                self.max_stacks, budget,
+            )
+            a.nodes_visited += visited
+            if status == OK:
+                break
+            if status >= NEED_RULE:
+                tables.ensure(status - NEED_RULE)
+            elif status == OUT_OF_WORK:  # (the clock is read above)
+                budget *= 4
+            elif status == TOO_DEEP:
+                raise LimitExceededError("grammar stack depth", self.max_nesting, "Limits(max_stack_depth=...)")
+            elif status == TOO_MANY:
+                raise LimitExceededError(
+                    "readings of the text at one position (an ambiguous grammar's stacks)", self.max_stacks,
+                    "Limits(max_stacks=...)",
+                )
+            elif FULL_CELLS <= status <= FULL_ENTRIES:  # a buffer was full: larger ones from now on
+                k = status - FULL_CELLS
+                caps = self._caps = tuple(c * 4 if j == k else c for j, c in enumerate(caps))
+            else:
+                raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
+        pops_out: tuple[int, ...] = ()
+        if n_pops:
+            pops_out = (self.items.nodes(tid, np.unique(pops[:n_pops])),)
+        idx = nonzero_words(words)
+        if not idx.size:
+            return Summary((), pops_out)
+        if idx.size * _DENSE > words.size:
+            return Summary((words,), pops_out)
+        return Summary(((idx, words[idx]),), pops_out)
 
     def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
         """Bool per byte: what rule class `rep` can read first in state q, its callees' starts

@@ -24,6 +24,7 @@ from ..limits import Limits
 from .boundaries import Boundaries
 from .follow import ExitFilter
 from .frame_summaries import FrameSummaries
+from .pushdown_walk import warm_up
 from .row_bits import nonzero_words
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
@@ -60,7 +61,7 @@ class StackTokenAutomaton:
         self.kept_bounds: dict[tuple, tuple] = {}  # boundaries less forbidden first bytes
         self._below_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._below_seen: set[tuple] = set()
-        self.summaries = FrameSummaries(self, limits.max_stack_depth)
+        self.summaries = FrameSummaries(self, limits.max_stack_depth, limits.max_stacks)
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> frozenset:
@@ -174,6 +175,7 @@ class StackTokenAutomaton:
     def _compute(self, state: frozenset) -> np.ndarray:
         """Each stack's summaries chained downward: its top's from the root, then each frame's
         from the items where the one above it pops (frame_summaries.py)."""
+        warm_up()  # (the pushdown walk's first compile is no part of any mask's time)
         deadline = time.perf_counter() + self.mask_seconds  # (for the whole mask: Limits.max_mask_seconds)
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
         complete = self.semantics.is_complete(state)

@@ -1,0 +1,110 @@
+"""A grammar of rules flattened into arrays for the numba pushdown walk (pushdown_walk.py).
+
+Every rule class (rules.same) gets its states a range of *global* state ids. Per global state:
+its rule class, where its row starts in the flat transition table (`row_off`), whether it
+accepts, whether its rule is greedy (a Lark terminal's longest match), and its call edges
+(`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state).
+`cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
+walk never needs a rule's offset. `start[rule]` is the global id of the rule's state 0, or -1
+while the rule is not flattened yet: rules are built lazily (rules.RuleSet), so a walk that
+pushes one of those stops and asks for it (`ensure`), and the tables grow.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..automata.rules import RuleSet
+
+
+def _grown(arr: np.ndarray, need: int) -> np.ndarray:
+    if arr.shape[0] >= need:
+        return arr
+    out = np.zeros(max(need, 2 * arr.shape[0]), dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+class PushdownTables:
+    """Grown under a lock; a walk reads one consistent snapshot (`arrays()`)."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        n = rules.n_rules
+        self.start = np.full(n, -1, dtype=np.int32)
+        self.cls = np.zeros((n, 256), dtype=np.int32)
+        self.n_states = 0
+        self.rule_of = np.zeros(64, dtype=np.int32)
+        self.row_off = np.zeros(64, dtype=np.int64)
+        self.accepting = np.zeros(64, dtype=np.uint8)
+        self.greedy = np.zeros(64, dtype=np.uint8)
+        self.reads_any = np.zeros(64, dtype=np.uint8)
+        self.call_ptr = np.zeros(65, dtype=np.int32)
+        self.n_table = 0
+        self.table = np.zeros(1024, dtype=np.int32)
+        self.n_calls = 0
+        self.call_rule = np.zeros(64, dtype=np.int32)
+        self.call_ret = np.zeros(64, dtype=np.int32)
+        self._lock = threading.Lock()
+        self._snapshot: tuple = ()
+
+    def state(self, rep: int, q: int) -> int:
+        """The global id of rule class `rep`'s state q (flattening the rule if needed)."""
+        if self.start[rep] < 0:
+            self.ensure(rep)
+        return int(self.start[rep]) + q
+
+    def ensure(self, rep: int) -> None:
+        """Flatten rule class `rep` (building its DFA if it is not built yet)."""
+        rules = self.rules
+        rep = rules.same[rep]
+        rule = rules.rule(rep)  # (builds it: outside the lock, RuleSet has its own)
+        with self._lock:
+            if self.start[rep] >= 0:
+                return
+            dfa = rule.dfa
+            n, width = dfa.table.shape
+            base = self.n_states
+            top = base + n
+            self.rule_of = _grown(self.rule_of, top)
+            self.row_off = _grown(self.row_off, top)
+            self.accepting = _grown(self.accepting, top)
+            self.greedy = _grown(self.greedy, top)
+            self.reads_any = _grown(self.reads_any, top)
+            self.call_ptr = _grown(self.call_ptr, top + 1)
+            self.table = _grown(self.table, self.n_table + n * width)
+            table = dfa.table.astype(np.int32)
+            self.table[self.n_table : self.n_table + n * width] = np.where(table >= 0, table + base, -1).ravel()
+            self.rule_of[base:top] = rep
+            self.row_off[base:top] = self.n_table + np.arange(n, dtype=np.int64) * width
+            self.n_table += n * width
+            self.accepting[base:top] = dfa.accepting
+            self.greedy[base:top] = bool(getattr(rules, "any_greedy", False) and rules.greedy[rep])
+            self.reads_any[base:top] = (table[:, np.unique(dfa.byte_classes)] >= 0).any(axis=1)
+            self.cls[rep] = dfa.byte_classes
+            edges = [(rules.same[k], base + t) for q in range(n) for k, t in rule.calls[q]]
+            counts = np.fromiter((len(c) for c in rule.calls), dtype=np.int32, count=n)
+            self.call_ptr[base + 1 : top + 1] = self.n_calls + np.cumsum(counts)
+            if edges:
+                self.call_rule = _grown(self.call_rule, self.n_calls + len(edges))
+                self.call_ret = _grown(self.call_ret, self.n_calls + len(edges))
+                self.call_rule[self.n_calls : self.n_calls + len(edges)] = [k for k, _ in edges]
+                self.call_ret[self.n_calls : self.n_calls + len(edges)] = [t for _, t in edges]
+                self.n_calls += len(edges)
+            self.n_states = top
+            self.start[rep] = base  # (last: a walk sees the rule only once it is whole)
+            self._snapshot = ()
+
+    def arrays(self) -> tuple:
+        """(rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule,
+        call_ret, start): views that later growth does not change."""
+        snap = self._snapshot
+        if not snap:
+            with self._lock:
+                snap = self._snapshot = (
+                    self.rule_of, self.row_off, self.table, self.cls.copy(), self.accepting, self.greedy,
+                    self.reads_any, self.call_ptr, self.call_rule, self.call_ret, self.start.copy(),
+                )
+        return snap

@@ -1,0 +1,442 @@
+"""One frame's summary in a single numba walk: the trie read with a stack of its own.
+
+A frame summary (frame_summaries.py) is what a frame (rule, state) reads from given trie nodes
+without popping, its callees' reading included, and the nodes where it pops. Computed frame by
+frame in Python, one SQL position made hundreds of them (Llama 3 has tokens of 2 to 128 dashes:
+every dash a unary minus, a nested call, every pair a comment's start), each a small walk plus
+Python bookkeeping. Here a summary over a small item is one depth-first walk of the item's
+subtrees carrying the *set of stacks* that have read the path so far: byte steps, calls and
+returns happen inside the walk.
+
+A stack is a pair (top state, parent cell); cells are the frames below, hash-consed on (state,
+parent), so equal stacks are equal pairs. The bottom frame is the summarized one (parent -1);
+its return is a *pop*, recorded at the node whose byte the frame below would read. Before each
+byte a stack is *closed* (calls push callees, accepting tops return). A cell's closure (the
+stacks reachable from it before its frame returns, and whether it can return) is made once per
+walk and reused by every stack over it; a top's return is kept as a *tail* (the parent cell)
+and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
+returns only before a byte it cannot read: its tail carries it as a *guard*. The stacks after
+each node of the current path live per trie depth, and the closure of a depth's stacks is made
+once per node and read by each child.
+
+numba does no bounds checking: every capacity below is checked before a write, and a full
+buffer ends the walk with a status that makes the caller retry with larger ones (CI runs these
+tests with NUMBA_BOUNDSCHECK=1).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numba
+import numpy as np
+
+from .trie import TokenTrie
+from .walk import _mark_tokens
+
+OK = 0
+FULL_CELLS = 1  # more distinct frames than cell_cap
+FULL_LEVELS = 2  # the stacks of one path, or their closures, outgrew level_cap
+FULL_POPS = 3  # more pop nodes than the buffer holds
+FULL_ENTRIES = 4  # the cells' closures outgrew entry_cap
+TOO_DEEP = 5  # a stack deeper than max_nesting
+TOO_MANY = 6  # more than max_stacks stacks after one byte
+OUT_OF_WORK = 7  # the work budget is spent (the caller checks its clock and may go on)
+NEED_RULE = 100  # 100 + k: rule class k is not flattened yet
+
+_LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by their cells beyond
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _next(g, b, rule_of, row_off, table, cls):
+    return table[row_off[g] + cls[rule_of[g], b]]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _hash(key, mask):
+    return ((key * np.int64(0x1E3779B97F4A7C15)) >> np.int64(17)) & mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
+    """The cell (g, par): found, or made (n_cells grows); -1 when the cells are full."""
+    key = (np.int64(g) << np.int64(32)) | np.int64(par + 1)
+    s = _hash(key, hmask)
+    while hkeys[s] != -1 and hkeys[s] != key:
+        s = (s + 1) & hmask
+    if hkeys[s] == key:
+        return np.int64(hvals[s]), n_cells
+    if n_cells == cell_g.shape[0]:
+        return -1, n_cells
+    cell_g[n_cells] = g
+    cell_p[n_cells] = par
+    cell_d[n_cells] = depth
+    hkeys[s] = key
+    hvals[s] = n_cells
+    return np.int64(n_cells), n_cells + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _close_cell(x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent, work_g, work_p,
+                memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr, call_rule, call_ret, start,
+                max_nesting):
+    """The closure of cell x's frame: the stacks reachable by calls and by callees' returns
+    before the frame itself returns (kept: those whose top reads a byte), and whether it can
+    return. Returns (status, n_cells, n_ent, work)."""
+    ms = n_ent
+    par = cell_p[x]
+    pops_x = 0
+    n_work = 1
+    work_g[0] = cell_g[x]
+    work_p[0] = par
+    while n_work > 0:
+        n_work -= 1
+        h = work_g[n_work]
+        q = work_p[n_work]
+        dup = False
+        for j in range(ms, n_ent):
+            if ent_g[j] == h and ent_p[j] == q:
+                dup = True
+                break
+        if dup:
+            continue
+        if n_ent == ent_g.shape[0]:
+            return FULL_ENTRIES, n_cells, n_ent, n_ent - ms
+        ent_g[n_ent] = h
+        ent_p[n_ent] = q
+        n_ent += 1
+        for c in range(call_ptr[h], call_ptr[h + 1]):
+            sg = start[call_rule[c]]
+            if sg < 0:
+                return NEED_RULE + call_rule[c], n_cells, n_ent, n_ent - ms
+            depth = 1 if q < 0 else cell_d[q] + 1
+            if depth + 1 > max_nesting:
+                return TOO_DEEP, n_cells, n_ent, n_ent - ms
+            rc, n_cells = _cons(call_ret[c], q, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
+            if rc < 0:
+                return FULL_CELLS, n_cells, n_ent, n_ent - ms
+            if n_work == work_g.shape[0]:
+                return FULL_ENTRIES, n_cells, n_ent, n_ent - ms
+            work_g[n_work] = sg
+            work_p[n_work] = rc
+            n_work += 1
+        if accepting[h]:
+            if q == par:
+                pops_x = 1
+            else:  # (a callee returns to its caller's frame)
+                if n_work == work_g.shape[0]:
+                    return FULL_ENTRIES, n_cells, n_ent, n_ent - ms
+                work_g[n_work] = cell_g[q]
+                work_p[n_work] = cell_p[q]
+                n_work += 1
+    work = n_ent - ms
+    kept = ms  # the stacks whose top reads no byte only led to others: not kept
+    for j in range(ms, n_ent):
+        if reads_any[ent_g[j]]:
+            ent_g[kept] = ent_g[j]
+            ent_p[kept] = ent_p[j]
+            kept += 1
+    memo_start[x] = ms
+    memo_n[x] = kept - ms
+    memo_pops[x] = pops_x
+    return OK, n_cells, kept, work + work * work // 16
+
+@numba.njit(cache=True, nogil=True)
+def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
+                 rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start,
+                 g0, firsts, out, pops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks, budget):
+    """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
+    of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
+    still on the stack; write into `pops` the nodes where it pops (before their byte). Returns
+    (status, pops written, nodes visited). (One function: numba calls with this many arrays
+    cost more per node than the work they would share.)"""
+    n_pops = 0
+    visited = 0
+    work = 0
+    # -- cells (frames below a top), hash-consed on (state, parent); each with its closure
+    cell_g = np.empty(cell_cap, dtype=np.int32)
+    cell_p = np.empty(cell_cap, dtype=np.int32)
+    cell_d = np.empty(cell_cap, dtype=np.int32)
+    memo_start = np.full(cell_cap, -1, dtype=np.int32)
+    memo_n = np.empty(cell_cap, dtype=np.int32)
+    memo_pops = np.empty(cell_cap, dtype=np.uint8)
+    cstamp = np.zeros(cell_cap, dtype=np.int64)
+    lstamp = np.zeros(cell_cap, dtype=np.int64)
+    hcap = 1
+    while hcap < 2 * cell_cap:
+        hcap *= 2
+    hmask = np.int64(hcap - 1)
+    hkeys = np.full(hcap, -1, dtype=np.int64)
+    hvals = np.empty(hcap, dtype=np.int32)
+    n_cells = 0
+    ent_g = np.empty(entry_cap, dtype=np.int32)
+    ent_p = np.empty(entry_cap, dtype=np.int32)
+    n_ent = 0
+    work_g = np.empty(entry_cap, dtype=np.int32)
+    work_p = np.empty(entry_cap, dtype=np.int32)
+    # -- per trie depth: the stacks after the path's node there, and their closure
+    lv_g = np.empty(level_cap, dtype=np.int32)
+    lv_p = np.empty(level_cap, dtype=np.int32)
+    lvl_start = np.zeros(max_depth + 2, dtype=np.int32)
+    lvl_n = np.zeros(max_depth + 2, dtype=np.int32)
+    lvl_tag = np.full(max_depth + 2, -1, dtype=np.int64)  # (start index, node) of the level
+    cl_g = np.empty(level_cap, dtype=np.int32)  # the closure's stacks that read
+    cl_p = np.empty(level_cap, dtype=np.int32)
+    cl_start = np.zeros(max_depth + 2, dtype=np.int32)
+    cl_n = np.zeros(max_depth + 2, dtype=np.int32)
+    tl_c = np.empty(level_cap, dtype=np.int32)  # its tails: (parent cell or -1, guard)
+    tl_guard = np.empty(level_cap, dtype=np.int32)
+    tl_start = np.zeros(max_depth + 2, dtype=np.int32)
+    tl_n = np.zeros(max_depth + 2, dtype=np.int32)
+    cl_tag = np.full(max_depth + 2, -2, dtype=np.int64)
+    tick = np.int64(0)
+    # -- the bottom frame alone (lv[0]) and its closure (cl/tl from 0) serve every start; the
+    # stacks after a start's byte are kept per byte (an item's hundreds of nodes have few bytes)
+    lv_g[0] = g0
+    lv_p[0] = -1
+    n0 = -1
+    nt0 = 0
+    sc_start = np.full(256, -1, dtype=np.int32)
+    sc_n = np.zeros(256, dtype=np.int32)
+    sc_pop = np.zeros(256, dtype=np.uint8)
+    sc_g = np.empty(level_cap, dtype=np.int32)
+    sc_p = np.empty(level_cap, dtype=np.int32)
+    n_sc = 0
+    for fi in range(firsts.shape[0]):
+        f = firsts[fi]
+        walk_tag = np.int64(fi) << np.int64(32)
+        pd0 = (packed[f] >> 8) - 1
+        lvl_start[pd0] = 0
+        lvl_n[pd0] = 1
+        lvl_tag[pd0] = -3
+        cl_start[pd0] = 0
+        tl_start[pd0] = 0
+        if n0 >= 0:
+            cl_tag[pd0] = -3
+            cl_n[pd0] = n0
+            tl_n[pd0] = nt0
+            cl_start[pd0 + 1] = n0
+            tl_start[pd0 + 1] = nt0
+        else:
+            cl_tag[pd0] = -2
+        i = f
+        last = end[f]
+        while i < last:
+            p = packed[i]
+            d = p >> 8
+            b = p & 255
+            visited += 1
+            work += 1
+            pd = d - 1
+            out0 = lvl_start[pd] + lvl_n[pd]
+            n_new = 0
+            popped = False
+            if i == f and sc_start[b] >= 0:  # a start whose byte an earlier start read
+                n_new = sc_n[b]
+                popped = sc_pop[b] != 0
+                if out0 + n_new > level_cap:
+                    return FULL_LEVELS, n_pops, visited
+                lv_g[out0 : out0 + n_new] = sc_g[sc_start[b] : sc_start[b] + n_new]
+                lv_p[out0 : out0 + n_new] = sc_p[sc_start[b] : sc_start[b] + n_new]
+            else:
+                # -- the closure of the parent's stacks, once per parent node: the stacks
+                # that read next (one without calls stands for itself, one with calls for its
+                # cell's closure) and the tails (parent cell, or -1 for the bottom frame's
+                # return; the greedy state whose return it is, or -1)
+                if cl_tag[pd] != lvl_tag[pd]:
+                    nc = 0
+                    nt = 0
+                    c0 = cl_start[pd]
+                    t0 = tl_start[pd]
+                    for e in range(lvl_start[pd], lvl_start[pd] + lvl_n[pd]):
+                        g = lv_g[e]
+                        par = lv_p[e]
+                        if call_ptr[g] == call_ptr[g + 1]:
+                            if c0 + nc == level_cap:
+                                return FULL_LEVELS, n_pops, visited
+                            cl_g[c0 + nc] = g
+                            cl_p[c0 + nc] = par
+                            nc += 1
+                            if not accepting[g]:
+                                continue
+                            guard = g if greedy[g] else -1
+                        else:
+                            depth = 1 if par < 0 else cell_d[par] + 1
+                            if depth > max_nesting:
+                                return TOO_DEEP, n_pops, visited
+                            x, n_cells = _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
+                            if x < 0:
+                                return FULL_CELLS, n_pops, visited
+                            if memo_start[x] < 0:
+                                status, n_cells, n_ent, w = _close_cell(
+                                    x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent,
+                                    work_g, work_p, memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr,
+                                    call_rule, call_ret, start, max_nesting)
+                                work += w
+                                if status != OK:
+                                    return status, n_pops, visited
+                            ms = memo_start[x]
+                            if c0 + nc + memo_n[x] > level_cap:
+                                return FULL_LEVELS, n_pops, visited
+                            for j in range(ms, ms + memo_n[x]):
+                                cl_g[c0 + nc] = ent_g[j]
+                                cl_p[c0 + nc] = ent_p[j]
+                                nc += 1
+                            if not memo_pops[x]:
+                                continue
+                            guard = -1
+                        dup = False
+                        for j in range(t0, t0 + nt):
+                            if tl_c[j] == par and tl_guard[j] == guard:
+                                dup = True
+                                break
+                        if not dup:
+                            if t0 + nt == level_cap:
+                                return FULL_LEVELS, n_pops, visited
+                            tl_c[t0 + nt] = par
+                            tl_guard[t0 + nt] = guard
+                            nt += 1
+                    cl_n[pd] = nc
+                    tl_n[pd] = nt
+                    cl_tag[pd] = lvl_tag[pd]
+                    cl_start[pd + 1] = c0 + nc
+                    tl_start[pd + 1] = t0 + nt
+                    if n0 < 0:
+                        n0 = nc
+                        nt0 = nt
+                    work += nc + nt
+                    if work > budget:
+                        return OUT_OF_WORK, n_pops, visited
+                # -- read b: the closure's stacks, then each tail's cells where b may follow
+                tick += 1
+                t0 = tl_start[pd]
+                n_tails = tl_n[pd]
+                ti = -1  # the tail being expanded; -1 while reading the closure's own stacks
+                x = -2  # the tail's cell being read (-2: none)
+                j = cl_start[pd]
+                j_end = j + cl_n[pd]
+                work += cl_n[pd]
+                while True:
+                    if j == j_end:  # the next cell: up the current tail, or the next tail's
+                        if x >= 0 and memo_pops[x]:
+                            x = cell_p[x]
+                        else:
+                            x = -2
+                            while x == -2 and ti + 1 < n_tails:
+                                ti += 1
+                                guard = tl_guard[t0 + ti]
+                                if guard < 0 or _next(guard, b, rule_of, row_off, table, cls) < 0:
+                                    x = tl_c[t0 + ti]
+                            if x == -2:
+                                break
+                        if x == -1:  # the bottom frame returns before b
+                            popped = True
+                            x = -2
+                            continue
+                        if cstamp[x] == tick:  # (read for this byte already)
+                            x = -2
+                            continue
+                        cstamp[x] = tick
+                        if memo_start[x] < 0:
+                            status, n_cells, n_ent, w = _close_cell(
+                                x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent,
+                                work_g, work_p, memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr,
+                                call_rule, call_ret, start, max_nesting)
+                            work += w
+                            if status != OK:
+                                return status, n_pops, visited
+                        j = memo_start[x]
+                        j_end = j + memo_n[x]
+                        work += memo_n[x]
+                        continue
+                    if ti < 0:  # one stack reads b
+                        h = cl_g[j]
+                        q = cl_p[j]
+                    else:
+                        h = ent_g[j]
+                        q = ent_p[j]
+                    j += 1
+                    t = _next(h, b, rule_of, row_off, table, cls)
+                    if t < 0:
+                        continue
+                    pos = out0 + n_new
+                    if n_new < _LINEAR:
+                        dup = False
+                        for jj in range(out0, pos):
+                            if lv_g[jj] == t and lv_p[jj] == q:
+                                dup = True
+                                break
+                        if dup:
+                            continue
+                    else:  # many stacks: each one a cell, stamped for this byte
+                        if n_new == _LINEAR:
+                            for jj in range(out0, pos):
+                                qq = lv_p[jj]
+                                y, n_cells = _cons(lv_g[jj], qq, 1 if qq < 0 else cell_d[qq] + 1, cell_g, cell_p,
+                                                   cell_d, hkeys, hvals, hmask, n_cells)
+                                if y < 0:
+                                    return FULL_CELLS, n_pops, visited
+                                lstamp[y] = tick
+                        y, n_cells = _cons(t, q, 1 if q < 0 else cell_d[q] + 1, cell_g, cell_p, cell_d, hkeys,
+                                           hvals, hmask, n_cells)
+                        if y < 0:
+                            return FULL_CELLS, n_pops, visited
+                        if lstamp[y] == tick:
+                            continue
+                        lstamp[y] = tick
+                    if pos == level_cap:
+                        return FULL_LEVELS, n_pops, visited
+                    if n_new == max_stacks:
+                        return TOO_MANY, n_pops, visited
+                    lv_g[pos] = t
+                    lv_p[pos] = q
+                    n_new += 1
+                if i == f:  # (kept for the later starts with this byte)
+                    if n_sc + n_new > level_cap:
+                        return FULL_LEVELS, n_pops, visited
+                    sc_start[b] = n_sc
+                    sc_n[b] = n_new
+                    sc_pop[b] = popped
+                    sc_g[n_sc : n_sc + n_new] = lv_g[out0 : out0 + n_new]
+                    sc_p[n_sc : n_sc + n_new] = lv_p[out0 : out0 + n_new]
+                    n_sc += n_new
+            if popped:
+                if n_pops == pops.shape[0]:
+                    return FULL_POPS, n_pops, visited
+                pops[n_pops] = i
+                n_pops += 1
+            if n_new == 0:
+                i = end[i]
+                continue
+            lvl_start[d] = out0
+            lvl_n[d] = n_new
+            lvl_tag[d] = walk_tag | np.int64(i)
+            _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
+            i += 1
+    return OK, n_pops, visited
+
+
+_warm = [False]
+_warm_lock = threading.Lock()
+
+
+def warm_up() -> None:
+    """Compile the walk (or load it from numba's cache) once per process, on a one-token trie
+    with the argument types of real calls: outside any mask's clock (a first compile takes
+    seconds on a small machine)."""
+    if _warm[0]:
+        return
+    with _warm_lock:
+        if _warm[0]:
+            return
+        trie = TokenTrie([b"a"])
+        one = np.zeros(1, dtype=np.int32)
+        summary_walk(
+            trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth,
+            one, np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int32), np.zeros((1, 256), dtype=np.int32),
+            np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8),
+            np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(),
+            np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
+            np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
+        )
+        _warm[0] = True

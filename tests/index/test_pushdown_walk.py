@@ -1,0 +1,158 @@
+"""The pushdown walk (index/pushdown_walk.py, with its tables, index/pushdown_tables.py): frame
+summaries over small items computed in one numba walk give exactly the masks the frame-by-frame
+Python summaries give; full buffers, lazily built rules and the limits take their documented
+paths; the flattened tables are the rules' DFAs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from constrain import Compiler, LimitExceededError, Limits, Matcher, grammars
+from constrain.index.frame_summaries import FrameSummaries
+
+SQL_QUERY = "SELECT u.name, -(-x) AS n FROM users u WHERE u.age BETWEEN 18 AND 65 -- adults\nORDER BY n DESC;"
+PY_EXPR = "f(1, *args, key=[1, 2], **kw).attr[0:n] if not -x else {'k': (a, b,)}"
+
+
+def _mask(matcher, vocab) -> np.ndarray:
+    bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    matcher.fill_next_token_bitmask(bm)
+    return bm
+
+
+def _python_only(grammar) -> None:
+    """Give the grammar's automaton summaries that never walk with a stack (every item is
+    'large'): the frame-by-frame Python summaries, the reference here."""
+    a = grammar.automaton
+    a.summaries = FrameSummaries(a, a.summaries.max_nesting, a.summaries.max_stacks, small_item=-1)
+
+
+@pytest.mark.parametrize("name, text", [("sql", SQL_QUERY), ("python_expr", PY_EXPR)])
+def test_pushdown_summaries_give_the_python_summaries_masks(name, text, llama3):
+    """Along the text's real tokens and along its characters one by one (the dash runs of
+    Llama 3's vocabulary, nested calls, comments after every terminal)."""
+    fast = Compiler(llama3).compile_lark(grammars.load(name))
+    slow = Compiler(llama3).compile_lark(grammars.load(name))
+    _python_only(slow)
+    token_ids = [llama3.token_bytes.index(t) for t in _greedy_tokens(llama3, text.encode())]
+    char_ids = [llama3.token_bytes.index(bytes([c])) for c in text.encode()]
+    for ids in (token_ids, char_ids):
+        m_fast, m_slow = Matcher(fast), Matcher(slow)
+        for k, tid in enumerate(ids):
+            assert np.array_equal(_mask(m_fast, llama3), _mask(m_slow, llama3)), (name, k)
+            assert m_fast.accept_token(tid) and m_slow.accept_token(tid), k
+    assert fast.automaton.summaries.tables.n_states  # (the fast one did walk with a stack)
+    assert not slow.automaton.summaries.tables.n_states
+
+
+def _greedy_tokens(vocab, data: bytes) -> list[bytes]:
+    """Longest-match tokens of `data` (any split will do: these are the texts' own bytes)."""
+    spelled = set(vocab.token_bytes)
+    out, i = [], 0
+    while i < len(data):
+        j = min(len(data), i + 16)
+        while data[i:j] not in spelled:
+            j -= 1
+        out.append(data[i:j])
+        i = j
+    return out
+
+
+def test_full_buffers_are_retried_with_larger_ones(llama3):
+    """Buffers far too small for the SQL grammar's stacks: the walks stop, the buffers grow,
+    and the masks come out the same."""
+    small = Compiler(llama3).compile_lark(grammars.load("sql"))
+    small.automaton.summaries._caps = (2, 2, 2, 2)
+    plain = Compiler(llama3).compile_lark(grammars.load("sql"))
+    m_small, m_plain = Matcher(small), Matcher(plain)
+    for tid in [llama3.token_bytes.index(t) for t in _greedy_tokens(llama3, SQL_QUERY.encode())][:12]:
+        assert np.array_equal(_mask(m_small, llama3), _mask(m_plain, llama3))
+        assert m_small.accept_token(tid) and m_plain.accept_token(tid)
+    assert all(c > 2 for c in small.automaton.summaries._caps)
+
+
+def test_tables_are_the_rules_dfas(llama3):
+    """Every state, byte and call edge of every rule, flattened (rules built on first use
+    are flattened on demand)."""
+    g = Compiler(llama3).compile_lark(grammars.load("sql"))
+    rules = g.automaton.rules
+    tables = g.automaton.summaries.tables
+    for r in range(rules.n_rules):
+        rep = rules.same[r]
+        dfa, calls, _ = rules.rule(rep)
+        base = tables.state(rep, 0)
+        rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start = tables.arrays()
+        assert start[rep] == base
+        for q in range(dfa.n_states):
+            g_q = base + q
+            got = table[row_off[g_q] + cls[rule_of[g_q], np.arange(256)]]
+            want = dfa.table[q, dfa.byte_classes]
+            assert np.array_equal(got, np.where(want >= 0, want + base, -1))
+            assert accepting[g_q] == dfa.accepting[q] and reads_any[g_q] == (want >= 0).any()
+            assert greedy[g_q] == rules.greedy[rep]
+            edges = [(int(call_rule[c]), int(call_ret[c])) for c in range(call_ptr[g_q], call_ptr[g_q + 1])]
+            assert edges == [(rules.same[k], base + t) for k, t in calls[q]]
+
+
+def test_limits_stop_a_walk_with_the_knob_named(llama3):
+    """Nesting deeper than max_stack_depth inside one token's bytes (Llama 3 has tokens of
+    many opening parentheses), and a deadline already past, raise LimitExceededError."""
+    deep = Compiler(llama3, limits=Limits(max_stack_depth=6)).compile_lark(grammars.load("sql"))
+    m = Matcher(deep)
+    assert m.accept_token(llama3.token_bytes.index(b"SELECT"))
+    with pytest.raises(LimitExceededError, match="max_stack_depth"):
+        m.allowed_token_ids()
+    hurried = Compiler(llama3, limits=Limits(max_mask_seconds=1e-9)).compile_lark(grammars.load("python_expr"))
+    with pytest.raises(LimitExceededError, match="max_mask_seconds"):
+        Matcher(hurried).allowed_token_ids()
+
+
+def test_large_rules_whose_limits_were_checked_are_built_at_compile(llama3):
+    """SQL's select clause (13,130 NFA states) meets its limits at compile by a subset
+    construction; the DFA it makes is kept, so no mask builds it again."""
+    g = Compiler(llama3).compile_lark(grammars.load("sql"))
+    rules = g.automaton.rules
+    assert rules.built(rules.names.index("select_core"))
+
+
+def _summary_words(fs, summary, n_words) -> np.ndarray:
+    words = np.zeros(n_words, dtype=np.uint32)
+    summary.or_into(words)
+    return words
+
+
+def _pop_nodes(fs, summary) -> set:
+    return {int(n) for p in summary.pops for n in fs.items.get(p)[1]}
+
+
+@pytest.mark.parametrize("name", ["sql", "python_expr"])
+def test_one_summary_by_walk_equals_the_python_summary(name, llama3):
+    """Each rule's summary from the nodes after a first byte (tokens starting with '1', 'a',
+    '-', '(' or a quote): the same tokens, and for greedy rules (Lark terminals: a return only
+    before a byte the terminal cannot read) the same pop nodes."""
+    g = Compiler(llama3).compile_lark(grammars.load(name))
+    a = g.automaton
+    fast = FrameSummaries(a, 10_000, 10_000)
+    slow = FrameSummaries(a, 10_000, 10_000, small_item=-1)
+    trie = a.tries[0]
+    rules = a.rules
+    checked = 0
+    for first in b"1a-('\"":
+        node = trie.root[first]
+        children = np.arange(node + 1, trie.end[node], dtype=np.int32)
+        children = children[trie.depth[children] == 2]
+        for rep in sorted(set(rules.same)):
+            dfa = rules.rule(rep).dfa
+            for q0 in range(dfa.n_states):
+                q = dfa.table[q0, dfa.byte_classes[first]]
+                if q < 0:
+                    continue
+                sf = fast.get(rep, int(q), fast.items.nodes(0, children), float("inf"))
+                ss = slow.get(rep, int(q), slow.items.nodes(0, children), float("inf"))
+                assert np.array_equal(_summary_words(fast, sf, trie.n_words), _summary_words(slow, ss, trie.n_words)), (
+                    rules.names[rep], q, chr(first))
+                if rules.greedy[rep]:
+                    assert _pop_nodes(fast, sf) == _pop_nodes(slow, ss), (rules.names[rep], q, chr(first))
+                checked += 1
+    assert checked > 20 and fast.tables.n_states
