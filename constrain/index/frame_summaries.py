@@ -47,7 +47,8 @@ _NO_WORDS = np.zeros(0, dtype=np.intp)
 _NO_BITS = np.zeros(0, dtype=np.uint32)
 _MAX_PARTS = 4  # a kept summary's parts are merged into one beyond this many
 _DENSE = 4  # a summary's bits are kept whole when more than 1/_DENSE of the words are set
-SMALL_ITEM = 16384  # items whose subtrees hold at most this many trie nodes: one pushdown walk
+SMALL_ITEM = 16384  # a frame at an item whose readable subtrees hold at most this many trie nodes:
+# one pushdown walk (larger ones share their callees' summaries: see _small)
 _WORK = 1 << 22  # stack steps a pushdown walk makes before the clock is read (then 4x more)
 _CAPS = (4096, 65536, 4096, 16384)  # a pushdown walk's first buffers: cells, per-path stacks, pops, closures
 
@@ -70,21 +71,14 @@ NOTHING = Summary((), ())
 class Items:
     """Interned items: a small int per (trie, sorted nodes) or per root with forbidden bytes."""
 
-    def __init__(self, tries: tuple, small_item: int = SMALL_ITEM) -> None:
+    def __init__(self) -> None:
         self._ids: dict[tuple, int] = {(-1, 0): ROOT}
         self._items: list[tuple[int, Optional[np.ndarray], int]] = [(-1, None, 0)]
-        self._small: list[bool] = [False]
-        self._tries = tries
-        self.small_item = small_item
         self._lock = threading.Lock()
 
     def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
         """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
         return self._items[item]
-
-    def small(self, item: int) -> bool:
-        """Do the item's subtrees hold at most `small_item` trie nodes (the root's never do)."""
-        return self._small[item]
 
     def root(self, forbidden: int) -> int:
         return self._intern((-1, forbidden), (-1, None, forbidden))
@@ -99,9 +93,6 @@ class Items:
             with self._lock:
                 hit = self._ids.get(key)
                 if hit is None:
-                    tid, nodes, _ = value
-                    small = nodes is not None and int((self._tries[tid].end[nodes] - nodes).sum()) <= self.small_item
-                    self._small.append(small)
                     hit = self._ids[key] = len(self._items)
                     self._items.append(value)
         return hit
@@ -115,7 +106,8 @@ class FrameSummaries:
 
     def __init__(self, automaton: StackTokenAutomaton, max_nesting: int, max_stacks: int, small_item: int = SMALL_ITEM) -> None:
         self.a = automaton
-        self.items = Items(automaton.tries, small_item)
+        self.items = Items()
+        self.small_item = small_item
         self.max_nesting = max_nesting
         self.max_stacks = max_stacks
         self.tables = PushdownTables(automaton.rules)
@@ -125,6 +117,8 @@ class FrameSummaries:
         self._tops: dict[tuple[int, int], Summary] = {}
         self._first: dict[tuple[int, int], Optional[np.ndarray]] = {}
         self._narrow: dict[tuple[int, int, int], int] = {}
+        self._small_memo: dict[tuple[int, int, int], bool] = {}
+        self._reach: dict[tuple[int, int], np.ndarray] = {}
         rules = automaton.rules
         self._greedy = rules.greedy if getattr(rules, "any_greedy", False) else None
 
@@ -144,7 +138,7 @@ class FrameSummaries:
         key = (rep, q, item)
         hit = self._memo.get(key)
         if hit is None:
-            if self.items.small(item):
+            if self._small(rep, q, item):
                 hit = self._memo.setdefault(key, self._pushdown(rep, q, item, deadline))
             else:
                 hit = self._run(key, deadline)
@@ -183,7 +177,7 @@ class FrameSummaries:
             value = self._memo.get(need)
             if value is not None:
                 continue
-            if self.items.small(need[2]):  # (a pushdown walk: it needs nothing first)
+            if self._small(*need):  # (a pushdown walk: it needs nothing first)
                 value = self._memo.setdefault(need, self._pushdown(*need, deadline))
                 continue
             if need in busy:  # (compile_rules rejects left recursion: this is a bug if met)
@@ -218,7 +212,7 @@ class FrameSummaries:
                 continue
             seen.add((q, item))
             tid, nodes, forbidden = self.items.get(item)
-            if nodes is not None and self.items.small(item):  # one pushdown walk, callees and all
+            if nodes is not None and self._small(rep, q, item):  # one pushdown walk, callees and all
                 sub = self._memo.get((rep, q, item))
                 if sub is None:
                     sub = self._memo.setdefault((rep, q, item), self._pushdown(rep, q, item, deadline))
@@ -263,6 +257,34 @@ class FrameSummaries:
         if top:
             return Summary(tuple(parts), tuple(pops))
         return _summary(parts, a.index.trie.n_words, tuple(pops))
+
+    def _small(self, rep: int, q: int, item: int) -> bool:
+        """Is (rep, q) at `item` one pushdown walk: do the subtrees of the item's nodes that the
+        frame or a callee can read first hold at most `small_item` trie nodes? (A walk stops at
+        the other nodes at once; the root is never small.)"""
+        key = (rep, q, item)
+        hit = self._small_memo.get(key)
+        if hit is None:
+            tid, nodes, _ = self.items.get(item)
+            hit = False
+            if nodes is not None and self.small_item >= 0:
+                trie = self.a.tries[tid]
+                read = nodes[self._reachable(rep, q)[trie.byte[nodes]]]
+                hit = int((trie.end[read] - read).sum()) + nodes.size // 8 <= self.small_item
+            self._small_memo[key] = hit
+        return hit
+
+    def _reachable(self, rep: int, q: int) -> np.ndarray:
+        """Bool per byte: what rule class `rep` in state q, or a rule it calls there (theirs
+        in turn), can read first (acceptance aside: unlike _starts, for a walk's cost)."""
+        key = (rep, q)
+        hit = self._reach.get(key)
+        if hit is None:
+            hit = self.a.reads(rep, q).copy()
+            self._reach[key] = hit  # (recursion before a byte: rejected by compile_rules)
+            for k, _ in self.a.rules.rule(rep).calls[q]:
+                hit |= self._reachable(self.a.rules.same[k], 0)
+        return hit
 
     def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
         """Bool per byte: what rule class `rep` can read first in state q, its callees' starts
@@ -336,7 +358,7 @@ class FrameSummaries:
                 raise LimitExceededError("seconds for one mask", a.mask_seconds, "Limits(max_mask_seconds=...)")
             words = np.zeros(trie.n_words, dtype=np.uint32)
             pops = np.empty(caps[2], dtype=np.int32)
-            status, n_pops, visited = summary_walk(
+            status, n_pops, visited, ordered = summary_walk(
                 trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, *tables.arrays(),
                 np.int32(g0), nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting,
                 self.max_stacks, budget,
@@ -362,69 +384,13 @@ class FrameSummaries:
                 raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
         pops_out: tuple[int, ...] = ()
         if n_pops:
-            pops_out = (self.items.nodes(tid, np.unique(pops[:n_pops])),)
+            pops_out = (self.items.nodes(tid, pops[:n_pops].copy() if ordered else np.unique(pops[:n_pops])),)
         idx = nonzero_words(words)
         if not idx.size:
             return Summary((), pops_out)
         if idx.size * _DENSE > words.size:
             return Summary((words,), pops_out)
         return Summary(((idx, words[idx]),), pops_out)
-
-    def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
-        """Bool per byte: what rule class `rep` can read first in state q, its callees' starts
-        included; None where it can return before reading (or is not known): then what lies
-        below reads too."""
-        key = (rep, q)
-        if key in self._first:
-            return self._first[key]
-        self._first[key] = None  # (recursion before a byte: compile_rules rejects it; unknown)
-        a = self.a
-        rule = a.rules.rule(rep)
-        out: Optional[np.ndarray] = None
-        if not rule.dfa.accepting[q]:
-            out = a.reads(rep, q).copy()
-            for k, _ in rule.calls[q]:
-                sub = self._starts(a.rules.same[k])
-                if sub is None:
-                    out = None
-                    break
-                out |= sub
-        self._first[key] = out
-        return out
-
-    def _narrowed(self, rep: int, q: int, item: int) -> int:
-        """`item` less the nodes whose byte rule class `rep` cannot read first in state q
-        (EMPTY: none left): a pop's nodes are what any caller may read, most callers read few
-        of them, and a walk from a node its reader cannot read is wasted."""
-        key = (rep, q, item)
-        hit = self._narrow.get(key)
-        if hit is None:
-            tid, nodes, _ = self.items.get(item)
-            starts = None if nodes is None else self._starts(rep, q)
-            if starts is None:
-                hit = item
-            else:
-                kept = nodes[starts[self.a.tries[tid].byte[nodes]]]
-                hit = item if kept.size == nodes.size else self.items.nodes(tid, kept) if kept.size else EMPTY
-            self._narrow[key] = hit
-        return hit
-
-    def _from_root(self, rep: int, q: int, forbidden: int, parts: list) -> tuple[tuple, int]:
-        """Add to `parts` what rule `rep` reads from q inside itself from the root (the cached
-        walk, less the tokens starting with a forbidden byte); returns its boundary groups and
-        trie."""
-        a = self.a
-        inner, bounds, tid = a.inner_walk(rep, q)
-        if not forbidden:
-            parts.append(inner)
-            return bounds.groups, tid
-        fb = a.index.first_bytes
-        if not (a.reads(rep, q) & fb.allowed(forbidden)).any():
-            return (), tid
-        parts.append(inner & ~fb.starting_with(forbidden))
-        if not bounds.groups:
-            return (), tid
-        return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
 
     def _walk(self, tid: int, rep: int, q: int, item: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, Boundaries]:
         """Rule `rep` reading from q at `nodes` (each node's byte first), cached: (word indices,

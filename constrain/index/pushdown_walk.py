@@ -148,9 +148,10 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
     """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
     of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
     still on the stack; write into `pops` the nodes where it pops (before their byte). Returns
-    (status, pops written, nodes visited). (One function: numba calls with this many arrays
+    (status, pops written, nodes visited, whether the pops are ascending). (One function: numba calls with this many arrays
     cost more per node than the work they would share.)"""
     n_pops = 0
+    ordered = True  # the pops ascending, no repeats (starts inside others' subtrees break it)
     visited = 0
     work = 0
     # -- cells (frames below a top), hash-consed on (state, parent); each with its closure
@@ -235,7 +236,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                 n_new = sc_n[b]
                 popped = sc_pop[b] != 0
                 if out0 + n_new > level_cap:
-                    return FULL_LEVELS, n_pops, visited
+                    return FULL_LEVELS, n_pops, visited, ordered
                 lv_g[out0 : out0 + n_new] = sc_g[sc_start[b] : sc_start[b] + n_new]
                 lv_p[out0 : out0 + n_new] = sc_p[sc_start[b] : sc_start[b] + n_new]
             else:
@@ -253,7 +254,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                         par = lv_p[e]
                         if call_ptr[g] == call_ptr[g + 1]:
                             if c0 + nc == level_cap:
-                                return FULL_LEVELS, n_pops, visited
+                                return FULL_LEVELS, n_pops, visited, ordered
                             cl_g[c0 + nc] = g
                             cl_p[c0 + nc] = par
                             nc += 1
@@ -263,10 +264,10 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                         else:
                             depth = 1 if par < 0 else cell_d[par] + 1
                             if depth > max_nesting:
-                                return TOO_DEEP, n_pops, visited
+                                return TOO_DEEP, n_pops, visited, ordered
                             x, n_cells = _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
                             if x < 0:
-                                return FULL_CELLS, n_pops, visited
+                                return FULL_CELLS, n_pops, visited, ordered
                             if memo_start[x] < 0:
                                 status, n_cells, n_ent, w = _close_cell(
                                     x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent,
@@ -274,10 +275,10 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                                     call_rule, call_ret, start, max_nesting)
                                 work += w
                                 if status != OK:
-                                    return status, n_pops, visited
+                                    return status, n_pops, visited, ordered
                             ms = memo_start[x]
                             if c0 + nc + memo_n[x] > level_cap:
-                                return FULL_LEVELS, n_pops, visited
+                                return FULL_LEVELS, n_pops, visited, ordered
                             for j in range(ms, ms + memo_n[x]):
                                 cl_g[c0 + nc] = ent_g[j]
                                 cl_p[c0 + nc] = ent_p[j]
@@ -292,7 +293,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                                 break
                         if not dup:
                             if t0 + nt == level_cap:
-                                return FULL_LEVELS, n_pops, visited
+                                return FULL_LEVELS, n_pops, visited, ordered
                             tl_c[t0 + nt] = par
                             tl_guard[t0 + nt] = guard
                             nt += 1
@@ -306,7 +307,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                         nt0 = nt
                     work += nc + nt
                     if work > budget:
-                        return OUT_OF_WORK, n_pops, visited
+                        return OUT_OF_WORK, n_pops, visited, ordered
                 # -- read b: the closure's stacks, then each tail's cells where b may follow
                 tick += 1
                 t0 = tl_start[pd]
@@ -344,7 +345,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                                 call_rule, call_ret, start, max_nesting)
                             work += w
                             if status != OK:
-                                return status, n_pops, visited
+                                return status, n_pops, visited, ordered
                         j = memo_start[x]
                         j_end = j + memo_n[x]
                         work += memo_n[x]
@@ -375,25 +376,25 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                                 y, n_cells = _cons(lv_g[jj], qq, 1 if qq < 0 else cell_d[qq] + 1, cell_g, cell_p,
                                                    cell_d, hkeys, hvals, hmask, n_cells)
                                 if y < 0:
-                                    return FULL_CELLS, n_pops, visited
+                                    return FULL_CELLS, n_pops, visited, ordered
                                 lstamp[y] = tick
                         y, n_cells = _cons(t, q, 1 if q < 0 else cell_d[q] + 1, cell_g, cell_p, cell_d, hkeys,
                                            hvals, hmask, n_cells)
                         if y < 0:
-                            return FULL_CELLS, n_pops, visited
+                            return FULL_CELLS, n_pops, visited, ordered
                         if lstamp[y] == tick:
                             continue
                         lstamp[y] = tick
                     if pos == level_cap:
-                        return FULL_LEVELS, n_pops, visited
+                        return FULL_LEVELS, n_pops, visited, ordered
                     if n_new == max_stacks:
-                        return TOO_MANY, n_pops, visited
+                        return TOO_MANY, n_pops, visited, ordered
                     lv_g[pos] = t
                     lv_p[pos] = q
                     n_new += 1
                 if i == f:  # (kept for the later starts with this byte)
                     if n_sc + n_new > level_cap:
-                        return FULL_LEVELS, n_pops, visited
+                        return FULL_LEVELS, n_pops, visited, ordered
                     sc_start[b] = n_sc
                     sc_n[b] = n_new
                     sc_pop[b] = popped
@@ -402,7 +403,9 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                     n_sc += n_new
             if popped:
                 if n_pops == pops.shape[0]:
-                    return FULL_POPS, n_pops, visited
+                    return FULL_POPS, n_pops, visited, ordered
+                if n_pops and pops[n_pops - 1] >= i:
+                    ordered = False
                 pops[n_pops] = i
                 n_pops += 1
             if n_new == 0:
@@ -413,7 +416,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
             lvl_tag[d] = walk_tag | np.int64(i)
             _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
             i += 1
-    return OK, n_pops, visited
+    return OK, n_pops, visited, ordered
 
 
 _warm = [False]

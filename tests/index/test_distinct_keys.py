@@ -226,6 +226,7 @@ def quote_ids(llama3):
     return [t for t, data in enumerate(llama3.token_bytes) if b'"' in data and t not in llama3.special_ids]
 
 
+@pytest.mark.slow  # (its time is jsonschema's validation; other tests run these walks bounds-checked)
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schema=schemas(), seed=st.integers(0, 2**32 - 1))
 def test_masked_walks_end_in_valid_documents(schema, seed, compiler, llama3, quote_ids):

@@ -30,6 +30,7 @@ def _tokens(vocab, text: str) -> list[int]:
     return [vocab.token_id(ch) for ch in text]
 
 
+@pytest.mark.slow  # (its time is the Python oracle's; test_pushdown_walk covers the numba walks bounds-checked)
 def test_sql_masks_equal_the_byte_step_oracle(sql, llama3, byte_step_oracle):
     """At every character of a nested query (one stack per reading of an ambiguous prefix,
     many frames shared between them)."""
