@@ -12,9 +12,12 @@ every position and stack that meets it (Earley's completion, at the trie's granu
 An *item* is where reading resumes: a set of trie nodes of one trie (the next byte to read is
 each node's own), or the root, less the tokens whose first byte is *forbidden* (after a greedy
 rule's return: it returns only before a byte it cannot read, automata/stack_semantics.py).
-Summaries of callees are computed before their callers' by a trampoline (no Python recursion:
-a token of 60 open parentheses nests hundreds of summaries). Callees never wait on their callers:
-that would be left recursion, which compile_rules rejects.
+A frame at a *small* item (the subtrees it or its callees can read first hold at most
+SMALL_ITEM nodes: most items) is summarized by one numba walk with a stack of its own
+(pushdown_walk.py): its callees need no summaries. At larger items and at the root, summaries of
+callees are computed before their callers' by a trampoline and shared (a callee reading the
+whole `" x..."` region is walked once). Callees never wait on their callers: that would be left
+recursion, which compile_rules rejects.
 
 What keeps this cheap on JSON, where most summaries are met once: an item is narrowed to the
 nodes its reader can read first (a pop offers every byte some caller may read); a state that
