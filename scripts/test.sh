@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/pytest -q --durations=15 "$@"
 BC_CACHE=$(mktemp -d)
-NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -m "not slow" tests/index tests/automata
+NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q --durations=10 -m "not slow" tests/index tests/automata
 rm -rf "$BC_CACHE"
