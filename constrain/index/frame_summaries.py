@@ -27,7 +27,6 @@ up to a few; a stack's top keeps its summary per (rule, state) with its parts as
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import TYPE_CHECKING, Generator, NamedTuple, Optional
 
@@ -37,23 +36,19 @@ from ..automata.stack_semantics import ALL_BYTES
 from ..errors import GrammarError, LimitExceededError
 from .boundaries import Boundaries
 from .follow import IF_FOLLOWS
-from .pushdown_tables import PushdownTables
-from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
+from .items import EMPTY, ROOT, Items
+from .pushdown_summary import PushdownSummaries
 from .row_bits import nonzero_words
 
 if TYPE_CHECKING:
     from .stack_index import StackTokenAutomaton
 
-ROOT = 0  # the item "the whole trie": a frame reading from a token's first byte
-EMPTY = -1  # no item: no node left to read from
 _NO_WORDS = np.zeros(0, dtype=np.intp)
 _NO_BITS = np.zeros(0, dtype=np.uint32)
 _MAX_PARTS = 4  # a kept summary's parts are merged into one beyond this many
 _DENSE = 4  # a summary's bits are kept whole when more than 1/_DENSE of the words are set
 SMALL_ITEM = 16384  # a frame at an item whose readable subtrees hold at most this many trie nodes:
 # one pushdown walk (larger ones share their callees' summaries: see _small)
-_WORK = 1 << 22  # stack steps a pushdown walk makes before the clock is read (then 4x more)
-_CAPS = (4096, 65536, 4096, 16384)  # a pushdown walk's first buffers: cells, per-path stacks, pops, closures
 
 
 class Summary(NamedTuple):
@@ -71,39 +66,6 @@ class Summary(NamedTuple):
 NOTHING = Summary((), ())
 
 
-class Items:
-    """Interned items: a small int per (trie, sorted nodes) or per root with forbidden bytes."""
-
-    def __init__(self) -> None:
-        self._ids: dict[tuple, int] = {(-1, 0): ROOT}
-        self._items: list[tuple[int, Optional[np.ndarray], int]] = [(-1, None, 0)]
-        self._lock = threading.Lock()
-
-    def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
-        """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
-        return self._items[item]
-
-    def root(self, forbidden: int) -> int:
-        return self._intern((-1, forbidden), (-1, None, forbidden))
-
-    def nodes(self, tid: int, nodes: np.ndarray) -> int:
-        """`nodes` ascending (as walks meet them): unsorted ones would only share less."""
-        return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
-
-    def _intern(self, key: tuple, value: tuple) -> int:
-        hit = self._ids.get(key)
-        if hit is None:
-            with self._lock:
-                hit = self._ids.get(key)
-                if hit is None:
-                    hit = self._ids[key] = len(self._items)
-                    self._items.append(value)
-        return hit
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 class FrameSummaries:
     """The summaries of one StackTokenAutomaton, cached per (rule class, state, item)."""
 
@@ -113,8 +75,7 @@ class FrameSummaries:
         self.small_item = small_item
         self.max_nesting = max_nesting
         self.max_stacks = max_stacks
-        self.tables = PushdownTables(automaton.rules)
-        self._caps = _CAPS
+        self.pushdown = PushdownSummaries(automaton.rules, max_nesting, max_stacks, automaton.mask_seconds)
         self._memo: dict[tuple[int, int, int], Summary] = {}
         self._walks: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, Boundaries]] = {}
         self._tops: dict[tuple[int, int], Summary] = {}
@@ -142,7 +103,7 @@ class FrameSummaries:
         hit = self._memo.get(key)
         if hit is None:
             if self._small(rep, q, item):
-                hit = self._memo.setdefault(key, self._pushdown(rep, q, item, deadline))
+                hit = self._walked(key, deadline)
             else:
                 hit = self._run(key, deadline)
         return hit
@@ -181,7 +142,7 @@ class FrameSummaries:
             if value is not None:
                 continue
             if self._small(*need):  # (a pushdown walk: it needs nothing first)
-                value = self._memo.setdefault(need, self._pushdown(*need, deadline))
+                value = self._walked(need, deadline)
                 continue
             if need in busy:  # (compile_rules rejects left recursion: this is a bug if met)
                 raise GrammarError(f"rule {self.a.rules.names[need[0]]!r} calls itself before reading a byte")
@@ -216,9 +177,7 @@ class FrameSummaries:
             seen.add((q, item))
             tid, nodes, forbidden = self.items.get(item)
             if nodes is not None and self._small(rep, q, item):  # one pushdown walk, callees and all
-                sub = self._memo.get((rep, q, item))
-                if sub is None:
-                    sub = self._memo.setdefault((rep, q, item), self._pushdown(rep, q, item, deadline))
+                sub = self._walked((rep, q, item), deadline)
                 parts.extend(sub.parts)
                 for p in sub.pops:
                     popped.setdefault(tid, []).append(self.items.get(p)[1])
@@ -345,55 +304,23 @@ class FrameSummaries:
             return (), tid
         return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
 
-    def _pushdown(self, rep: int, q: int, item: int, deadline: float) -> Summary:
-        """The summary of frame (rep, q) at a node item: one numba walk (pushdown_walk.py),
-        retried with larger buffers, the next rule flattened, or more work allowed until the
-        mask's deadline."""
-        a = self.a
-        tables = self.tables
-        tid, nodes, _ = self.items.get(item)
-        trie = a.tries[tid]
-        g0 = tables.state(rep, q)
-        caps = self._caps
-        budget = _WORK
-        while True:
-            if time.perf_counter() > deadline:
-                raise LimitExceededError("seconds for one mask", a.mask_seconds, "Limits(max_mask_seconds=...)")
-            words = np.zeros(trie.n_words, dtype=np.uint32)
-            pops = np.empty(caps[2], dtype=np.int32)
-            status, n_pops, visited, ordered = summary_walk(
-                trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, *tables.arrays(),
-                np.int32(g0), nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting,
-                self.max_stacks, budget,
-            )
-            a.nodes_visited += visited
-            if status == OK:
-                break
-            if status >= NEED_RULE:
-                tables.ensure(status - NEED_RULE)
-            elif status == OUT_OF_WORK:  # (the clock is read above)
-                budget *= 4
-            elif status == TOO_DEEP:
-                raise LimitExceededError("grammar stack depth", self.max_nesting, "Limits(max_stack_depth=...)")
-            elif status == TOO_MANY:
-                raise LimitExceededError(
-                    "readings of the text at one position (an ambiguous grammar's stacks)", self.max_stacks,
-                    "Limits(max_stacks=...)",
-                )
-            elif FULL_CELLS <= status <= FULL_ENTRIES:  # a buffer was full: larger ones from now on
-                k = status - FULL_CELLS
-                caps = self._caps = tuple(c * 4 if j == k else c for j, c in enumerate(caps))
+    def _walked(self, key: tuple[int, int, int], deadline: float) -> Summary:
+        """The summary of a frame at a small node item (see _small): one pushdown walk, kept."""
+        hit = self._memo.get(key)
+        if hit is None:
+            rep, q, item = key
+            tid, nodes, _ = self.items.get(item)
+            words, pops = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
+            popped = () if pops is None else (self.items.nodes(tid, pops),)
+            idx = nonzero_words(words)
+            if not idx.size:
+                hit = Summary((), popped)
+            elif idx.size * _DENSE > words.size:
+                hit = Summary((words,), popped)
             else:
-                raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
-        pops_out: tuple[int, ...] = ()
-        if n_pops:
-            pops_out = (self.items.nodes(tid, pops[:n_pops].copy() if ordered else np.unique(pops[:n_pops])),)
-        idx = nonzero_words(words)
-        if not idx.size:
-            return Summary((), pops_out)
-        if idx.size * _DENSE > words.size:
-            return Summary((words,), pops_out)
-        return Summary(((idx, words[idx]),), pops_out)
+                hit = Summary(((idx, words[idx]),), popped)
+            hit = self._memo.setdefault(key, hit)
+        return hit
 
     def _walk(self, tid: int, rep: int, q: int, item: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, Boundaries]:
         """Rule `rep` reading from q at `nodes` (each node's byte first), cached: (word indices,

@@ -26,23 +26,14 @@ tests with NUMBA_BOUNDSCHECK=1).
 
 from __future__ import annotations
 
-import threading
-
 import numba
 import numpy as np
 
-from .trie import TokenTrie
+from .pushdown_cells import (  # noqa: F401 - the statuses are the walk's too
+    FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
+    _close_cell, _cons,
+)
 from .walk import _mark_tokens
-
-OK = 0
-FULL_CELLS = 1  # more distinct frames than cell_cap
-FULL_LEVELS = 2  # the stacks of one path, or their closures, outgrew level_cap
-FULL_POPS = 3  # more pop nodes than the buffer holds
-FULL_ENTRIES = 4  # the cells' closures outgrew entry_cap
-TOO_DEEP = 5  # a stack deeper than max_nesting
-TOO_MANY = 6  # more than max_stacks stacks after one byte
-OUT_OF_WORK = 7  # the work budget is spent (the caller checks its clock and may go on)
-NEED_RULE = 100  # 100 + k: rule class k is not flattened yet
 
 _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by their cells beyond
 
@@ -51,95 +42,6 @@ _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by th
 def _next(g, b, rule_of, row_off, table, cls):
     return table[row_off[g] + cls[rule_of[g], b]]
 
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _hash(key, mask):
-    return ((key * np.int64(0x1E3779B97F4A7C15)) >> np.int64(17)) & mask
-
-
-@numba.njit(cache=True, nogil=True)
-def _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
-    """The cell (g, par): found, or made (n_cells grows); -1 when the cells are full."""
-    key = (np.int64(g) << np.int64(32)) | np.int64(par + 1)
-    s = _hash(key, hmask)
-    while hkeys[s] != -1 and hkeys[s] != key:
-        s = (s + 1) & hmask
-    if hkeys[s] == key:
-        return np.int64(hvals[s]), n_cells
-    if n_cells == cell_g.shape[0]:
-        return -1, n_cells
-    cell_g[n_cells] = g
-    cell_p[n_cells] = par
-    cell_d[n_cells] = depth
-    hkeys[s] = key
-    hvals[s] = n_cells
-    return np.int64(n_cells), n_cells + 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _close_cell(x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent, work_g, work_p,
-                memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr, call_rule, call_ret, start,
-                max_nesting):
-    """The closure of cell x's frame: the stacks reachable by calls and by callees' returns
-    before the frame itself returns (kept: those whose top reads a byte), and whether it can
-    return. Returns (status, n_cells, n_ent, work)."""
-    ms = n_ent
-    par = cell_p[x]
-    pops_x = 0
-    n_work = 1
-    work_g[0] = cell_g[x]
-    work_p[0] = par
-    while n_work > 0:
-        n_work -= 1
-        h = work_g[n_work]
-        q = work_p[n_work]
-        dup = False
-        for j in range(ms, n_ent):
-            if ent_g[j] == h and ent_p[j] == q:
-                dup = True
-                break
-        if dup:
-            continue
-        if n_ent == ent_g.shape[0]:
-            return FULL_ENTRIES, n_cells, n_ent, n_ent - ms
-        ent_g[n_ent] = h
-        ent_p[n_ent] = q
-        n_ent += 1
-        for c in range(call_ptr[h], call_ptr[h + 1]):
-            sg = start[call_rule[c]]
-            if sg < 0:
-                return NEED_RULE + call_rule[c], n_cells, n_ent, n_ent - ms
-            depth = 1 if q < 0 else cell_d[q] + 1
-            if depth + 1 > max_nesting:
-                return TOO_DEEP, n_cells, n_ent, n_ent - ms
-            rc, n_cells = _cons(call_ret[c], q, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
-            if rc < 0:
-                return FULL_CELLS, n_cells, n_ent, n_ent - ms
-            if n_work == work_g.shape[0]:
-                return FULL_ENTRIES, n_cells, n_ent, n_ent - ms
-            work_g[n_work] = sg
-            work_p[n_work] = rc
-            n_work += 1
-        if accepting[h]:
-            if q == par:
-                pops_x = 1
-            else:  # (a callee returns to its caller's frame)
-                if n_work == work_g.shape[0]:
-                    return FULL_ENTRIES, n_cells, n_ent, n_ent - ms
-                work_g[n_work] = cell_g[q]
-                work_p[n_work] = cell_p[q]
-                n_work += 1
-    work = n_ent - ms
-    kept = ms  # the stacks whose top reads no byte only led to others: not kept
-    for j in range(ms, n_ent):
-        if reads_any[ent_g[j]]:
-            ent_g[kept] = ent_g[j]
-            ent_p[kept] = ent_p[j]
-            kept += 1
-    memo_start[x] = ms
-    memo_n[x] = kept - ms
-    memo_pops[x] = pops_x
-    return OK, n_cells, kept, work + work * work // 16
 
 @numba.njit(cache=True, nogil=True)
 def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
@@ -417,29 +319,3 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
             _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
             i += 1
     return OK, n_pops, visited, ordered
-
-
-_warm = [False]
-_warm_lock = threading.Lock()
-
-
-def warm_up() -> None:
-    """Compile the walk (or load it from numba's cache) once per process, on a one-token trie
-    with the argument types of real calls: outside any mask's clock (a first compile takes
-    seconds on a small machine)."""
-    if _warm[0]:
-        return
-    with _warm_lock:
-        if _warm[0]:
-            return
-        trie = TokenTrie([b"a"])
-        one = np.zeros(1, dtype=np.int32)
-        summary_walk(
-            trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth,
-            one, np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int32), np.zeros((1, 256), dtype=np.int32),
-            np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8),
-            np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(),
-            np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
-            np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
-        )
-        _warm[0] = True

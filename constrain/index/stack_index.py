@@ -24,7 +24,7 @@ from ..limits import Limits
 from .boundaries import Boundaries
 from .follow import ExitFilter
 from .frame_summaries import FrameSummaries
-from .pushdown_walk import warm_up
+from .pushdown_summary import warm_up
 from .row_bits import nonzero_words
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
@@ -111,7 +111,7 @@ class StackTokenAutomaton:
             + sum(hit[0].nbytes for hit in self._inner.values())
             + self.summaries.memory_bytes()
             + sum(hit[0].nbytes + hit[1].nbytes for hit in self._below_cache.values()),
-            "trie_nodes_visited": self.nodes_visited,
+            "trie_nodes_visited": self.nodes_visited + self.summaries.pushdown.nodes_visited,
         }
 
     # -- masks ---------------------------------------------------------------------------------

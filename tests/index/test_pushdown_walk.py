@@ -1,7 +1,7 @@
-"""The pushdown walk (index/pushdown_walk.py, with its tables, index/pushdown_tables.py): frame
-summaries over small items computed in one numba walk give exactly the masks the frame-by-frame
-Python summaries give; full buffers, lazily built rules and the limits take their documented
-paths; the flattened tables are the rules' DFAs."""
+"""The pushdown walk (index/pushdown_walk.py; its driver pushdown_summary.py, its tables
+pushdown_tables.py): frame summaries over small items computed in one numba walk give exactly
+the masks the frame-by-frame Python summaries give; full buffers, lazily built rules and the
+limits take their documented paths; the flattened tables are the rules' DFAs."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ def test_pushdown_summaries_give_the_python_summaries_masks(name, text, llama3):
         for k, tid in enumerate(ids):
             assert np.array_equal(_mask(m_fast, llama3), _mask(m_slow, llama3)), (name, k)
             assert m_fast.accept_token(tid) and m_slow.accept_token(tid), k
-    assert fast.automaton.summaries.tables.n_states  # (the fast one did walk with a stack)
-    assert not slow.automaton.summaries.tables.n_states
+    assert fast.automaton.summaries.pushdown.tables.n_states  # (the fast one did walk with a stack)
+    assert not slow.automaton.summaries.pushdown.tables.n_states
 
 
 def _greedy_tokens(vocab, data: bytes) -> list[bytes]:
@@ -63,13 +63,13 @@ def test_full_buffers_are_retried_with_larger_ones(llama3):
     """Buffers far too small for the SQL grammar's stacks: the walks stop, the buffers grow,
     and the masks come out the same."""
     small = Compiler(llama3).compile_lark(grammars.load("sql"))
-    small.automaton.summaries._caps = (2, 2, 2, 2)
+    small.automaton.summaries.pushdown.caps = (2, 2, 2, 2)
     plain = Compiler(llama3).compile_lark(grammars.load("sql"))
     m_small, m_plain = Matcher(small), Matcher(plain)
     for tid in [llama3.token_bytes.index(t) for t in _greedy_tokens(llama3, SQL_QUERY.encode())][:12]:
         assert np.array_equal(_mask(m_small, llama3), _mask(m_plain, llama3))
         assert m_small.accept_token(tid) and m_plain.accept_token(tid)
-    assert all(c > 2 for c in small.automaton.summaries._caps)
+    assert all(c > 2 for c in small.automaton.summaries.pushdown.caps)
 
 
 def test_tables_are_the_rules_dfas(llama3):
@@ -77,7 +77,7 @@ def test_tables_are_the_rules_dfas(llama3):
     are flattened on demand)."""
     g = Compiler(llama3).compile_lark(grammars.load("sql"))
     rules = g.automaton.rules
-    tables = g.automaton.summaries.tables
+    tables = g.automaton.summaries.pushdown.tables
     for r in range(rules.n_rules):
         rep = rules.same[r]
         dfa, calls, _ = rules.rule(rep)
@@ -155,4 +155,4 @@ def test_one_summary_by_walk_equals_the_python_summary(name, llama3):
                 if rules.greedy[rep]:
                     assert _pop_nodes(fast, sf) == _pop_nodes(slow, ss), (rules.names[rep], q, chr(first))
                 checked += 1
-    assert checked > 20 and fast.tables.n_states
+    assert checked > 20 and fast.pushdown.tables.n_states

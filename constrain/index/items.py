@@ -1,0 +1,48 @@
+"""Items: where a frame's reading resumes, interned as small ints (frame_summaries.py).
+
+An item is a set of trie nodes of one trie (the next byte to read is each node's own), or the
+root, less the tokens whose first byte is forbidden (after a greedy rule's return).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+import numpy as np
+
+ROOT = 0  # the item "the whole trie": a frame reading from a token's first byte
+EMPTY = -1  # no item: no node left to read from
+
+
+class Items:
+    """Interned items: a small int per (trie, sorted nodes) or per root with forbidden bytes."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple, int] = {(-1, 0): ROOT}
+        self._items: list[tuple[int, Optional[np.ndarray], int]] = [(-1, None, 0)]
+        self._lock = threading.Lock()
+
+    def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
+        """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
+        return self._items[item]
+
+    def root(self, forbidden: int) -> int:
+        return self._intern((-1, forbidden), (-1, None, forbidden))
+
+    def nodes(self, tid: int, nodes: np.ndarray) -> int:
+        """`nodes` ascending (as walks meet them): unsorted ones would only share less."""
+        return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
+
+    def _intern(self, key: tuple, value: tuple) -> int:
+        hit = self._ids.get(key)
+        if hit is None:
+            with self._lock:
+                hit = self._ids.get(key)
+                if hit is None:
+                    hit = self._ids[key] = len(self._items)
+                    self._items.append(value)
+        return hit
+
+    def __len__(self) -> int:
+        return len(self._items)
