@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Set up (if needed) and run the whole test suite, then the numba-touching tests once more with
 # bounds checking on (numba does none by default: an out-of-range write corrupts the heap).
+# Both passes run on TEST_WORKERS processes (pytest-xdist; default 2, CI's cores; each holds
+# about 2 GB of vocabularies and tries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/pytest -q --durations=15 "$@"
+WORKERS=${TEST_WORKERS:-2}
+.venv/bin/pytest -q -n "$WORKERS" --durations=15 "$@"
 BC_CACHE=$(mktemp -d)
-NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q --durations=10 -m "not slow" tests/index tests/automata
+NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -n "$WORKERS" --durations=10 -m "not slow" tests/index tests/automata
 rm -rf "$BC_CACHE"

@@ -127,7 +127,10 @@ class RegexOracle:
             state = self.step_char(state, ch)
             if state is None:
                 return False
-        tail = data[cut:]
+        return self.tail_viable(state, data[cut:])
+
+    def tail_viable(self, state, tail: bytes) -> bool:
+        """Can a code point whose UTF-8 starts with `tail` (possibly empty) be read from `state`?"""
         if not tail:
             return True
         lo, hi = _code_point_span(tail)
@@ -212,15 +215,74 @@ def regex_oracle():
     return RegexOracle
 
 
+class _TextTrie:
+    """A vocabulary's token texts as a character trie, for the oracle: `viable` token by token,
+    with the characters of a shared prefix stepped once (its verdict is the same for every token
+    under it). Each token sits at the node of its complete characters with its incomplete UTF-8
+    tail; tokens whose bytes do not decode sit nowhere (never viable)."""
+
+    def __init__(self, vocab: Vocabulary) -> None:
+        self.children: list[dict[str, int]] = [{}]
+        self.tokens: list[list[tuple[int, bytes]]] = [[]]
+        special = vocab.special_ids
+        for tid, data in enumerate(vocab.token_bytes):
+            if not data or tid in special:
+                continue
+            cut = _complete_prefix_length(data)
+            try:
+                text = data[:cut].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            node = 0
+            for ch in text:
+                nxt = self.children[node].get(ch)
+                if nxt is None:
+                    nxt = self.children[node][ch] = len(self.children)
+                    self.children.append({})
+                    self.tokens.append([])
+                node = nxt
+            self.tokens[node].append((tid, data[cut:]))
+        self._memo: tuple = (None, {})  # (oracle, state -> ids): walks revisit states
+
+    def viable_ids(self, oracle: RegexOracle, state) -> list[int]:
+        if self._memo[0] is not oracle:
+            self._memo = (oracle, {})
+        hit = self._memo[1].get(state)
+        if hit is None:
+            hit = self._memo[1][state] = self._walk(oracle, state)
+        return hit
+
+    def _walk(self, oracle: RegexOracle, state) -> list[int]:
+        out: list[int] = []
+        todo = [(0, state)]
+        while todo:
+            node, st = todo.pop()
+            out.extend(tid for tid, tail in self.tokens[node] if oracle.tail_viable(st, tail))
+            for ch, child in self.children[node].items():
+                nxt = oracle.step_char(st, ch)
+                if nxt is not None:
+                    todo.append((child, nxt))
+        return out
+
+
+_TEXT_TRIES: dict[int, tuple[Vocabulary, _TextTrie]] = {}
+
+
 def oracle_mask(oracle: RegexOracle, state, pending: bytes, vocab: Vocabulary) -> np.ndarray:
     """Bool array: the oracle's verdict for every token id after (state, pending bytes)."""
     allowed = np.zeros(vocab.size, dtype=bool)
     if state is None:
         return allowed
-    special = vocab.special_ids
-    for tid, data in enumerate(vocab.token_bytes):
-        if data and tid not in special and oracle.viable(state, pending + data):
-            allowed[tid] = True
+    if pending:  # (the pending bytes change where each token's characters start: token by token)
+        special = vocab.special_ids
+        for tid, data in enumerate(vocab.token_bytes):
+            if data and tid not in special and oracle.viable(state, pending + data):
+                allowed[tid] = True
+    else:
+        hit = _TEXT_TRIES.get(id(vocab))
+        if hit is None or hit[0] is not vocab:
+            hit = _TEXT_TRIES[id(vocab)] = (vocab, _TextTrie(vocab))
+        allowed[hit[1].viable_ids(oracle, state)] = True
     if not pending and oracle.accepting(state):
         for tid in vocab.eos_token_ids:
             allowed[tid] = True
