@@ -20,6 +20,7 @@ from typing import Callable, Union
 
 from ...automata import ir
 from ...errors import UnsupportedGrammarError
+from .factor import factored
 
 
 @dataclass(frozen=True)
@@ -81,15 +82,11 @@ def _without_empty(rules: Rules, nullable: set[str], is_terminal: Callable[[str]
 
 
 def to_ir(expansions: list[tuple], lower: Callable[[str], ir.Node]) -> ir.Node:
-    """A rule's expansions as IR, each symbol lowered by `lower`."""
+    """A rule's expansions as IR, each symbol lowered by `lower`, shared prefixes and suffixes
+    written once (factor.py: Lark writes each optional part as a copy of the whole rule)."""
     if not expansions:
         return ir.NOTHING
-    return ir.alt(*[_sequence(e, lower) for e in expansions])
-
-
-def _sequence(expansion: tuple, lower: Callable[[str], ir.Node]) -> ir.Node:
-    items = [ir.repeat(to_ir(list(x.expansions), lower), 0, None) if isinstance(x, Star) else lower(x) for x in expansion]
-    return ir.concat(*items) if items else ir.EMPTY
+    return factored(expansions, lambda x: ir.repeat(to_ir(list(x.expansions), lower), 0, None) if isinstance(x, Star) else lower(x))
 
 
 def _substituted(expansions: list[tuple], lead: str, its: list[tuple]) -> list[tuple]:
