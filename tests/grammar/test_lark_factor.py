@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constrain import Compiler, grammars
+from constrain import Limits
 from constrain.automata import compile_ir, ir
 from constrain.automata.nfa import nfa_states
 from constrain.grammar.lark.factor import factored
@@ -63,3 +64,10 @@ def test_sql_rules_reach_the_nfa_builder_without_copies(llama3):
     sizes = {rules.names[r]: nfa_states(rules.nodes[r]) for r in range(rules.n_rules)}
     assert sizes["select_core"] < 2000, sizes  # (13,130 NFA states as Lark's 24 expansions)
     assert sum(sizes.values()) < 6000, sizes
+
+
+def test_long_rules_need_no_deep_recursion():
+    long = tuple(f"s{k}" for k in range(5000))
+    node = factored([long, long[:2500] + ("x",)], lambda item: ir.literal("x" if item == "x" else "a"))
+    dfa = compile_ir(node, Limits(max_nfa_states=100_000))
+    assert dfa.accepts(b"a" * 5000) and dfa.accepts(b"a" * 2500 + b"x") and not dfa.accepts(b"a" * 4999)

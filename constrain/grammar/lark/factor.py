@@ -59,11 +59,17 @@ def factored(expansions: list[tuple], lower: Callable[[Hashable], ir.Node]) -> i
 
 
 def _tree(node: int, children: list[dict], ends: list[bool], low: Callable[[Hashable], ir.Node]) -> ir.Node:
-    """The trie below `node` as nested Concat/Alt (no subtrie shared)."""
+    """The trie below `node` as nested Concat/Alt (no subtrie shared). Runs of single children
+    are followed in a loop: recursion only at branches (a rule may be thousands of symbols long)."""
     parts = []
     for item, child in children[node].items():
-        rest = _tree(child, children, ends, low)
-        parts.append(ir.concat(low(item), rest) if rest is not ir.EMPTY else low(item))
+        run = [low(item)]
+        while len(children[child]) == 1 and not ends[child]:
+            (item, child), = children[child].items()
+            run.append(low(item))
+        if children[child]:
+            run.append(_tree(child, children, ends, low))
+        parts.append(ir.concat(*run))
     if not parts:
         return ir.EMPTY
     body = ir.alt(*parts)
