@@ -320,21 +320,29 @@ def byte_step_oracle():
 def random_masked_walk(matcher, vocab: Vocabulary, rng, max_steps: int, closers: set, stop_chance: float = 0.3) -> list[int]:
     """Tokens drawn at random from each mask (short ones first; past a third of the steps, the
     forced text where there is some, else `closers`, else anything not blank) until EOS is drawn
-    or only EOS is left; the matcher has accepted them."""
+    or only EOS is left; the matcher has accepted them. (Candidates are filtered with numpy:
+    inside free text a mask allows most of the vocabulary.)"""
     bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    lengths, firsts = _token_shapes(vocab)
+    eos_ids = np.array(sorted(vocab.eos_token_ids), dtype=np.int64)
     tokens: list[int] = []
     for step in range(max_steps):
         matcher.fill_next_token_bitmask(bm)
         allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: vocab.size])
-        eos = [t for t in allowed if t in vocab.eos_token_ids]
-        if eos and (rng.random() < stop_chance or len(allowed) == len(eos)):
+        is_eos = np.isin(allowed, eos_ids)
+        if is_eos.any() and (rng.random() < stop_chance or is_eos.all()):
             break
-        choices = [t for t in allowed if t not in vocab.eos_token_ids]
-        assert choices, "a live state allows no token"
-        short = [t for t in choices if len(vocab.token_bytes[t]) <= 2] or choices
+        choices = allowed[~is_eos]
+        assert choices.size, "a live state allows no token"
+        short = choices[lengths[choices] <= 2]
+        if not short.size:
+            short = choices
         if step > max_steps // 3:
             forced = matcher.forced_bytes()
-            follow = [t for t in choices if forced and forced.startswith(vocab.token_bytes[t])]
+            follow = []
+            if forced:
+                near = choices[(firsts[choices] == forced[0]) & (lengths[choices] <= len(forced))]
+                follow = [t for t in near if forced.startswith(vocab.token_bytes[t])]
             short = [max(follow, key=lambda t: len(vocab.token_bytes[t]))] if follow else (
                 [t for t in short if vocab.token_bytes[t] in closers]
                 or [t for t in short if vocab.token_bytes[t].strip()] or short
@@ -342,6 +350,19 @@ def random_masked_walk(matcher, vocab: Vocabulary, rng, max_steps: int, closers:
         tokens.append(int(rng.choice(short)))
         assert matcher.accept_token(tokens[-1])
     return tokens
+
+
+_SHAPES: dict[int, tuple[Vocabulary, np.ndarray, np.ndarray]] = {}
+
+
+def _token_shapes(vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """Per token id: its length in bytes and its first byte (-1 if empty)."""
+    hit = _SHAPES.get(id(vocab))
+    if hit is None or hit[0] is not vocab:
+        lengths = np.array([len(b) for b in vocab.token_bytes], dtype=np.int64)
+        firsts = np.array([b[0] if b else -1 for b in vocab.token_bytes], dtype=np.int64)
+        hit = _SHAPES[id(vocab)] = (vocab, lengths, firsts)
+    return hit[1], hit[2]
 
 
 @pytest.fixture(scope="session")

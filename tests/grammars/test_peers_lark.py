@@ -1,0 +1,125 @@
+"""The shipped grammars' masks against llguidance's (which reads Lark too), with Lark as judge.
+
+Random walks over tokens both engines allow, on the real Llama 3 vocabulary. At every step:
+- every token llguidance allows, we allow (two independent engines; none of its extras is ours
+  to miss);
+- tokens only we allow are sampled, and each one is *witnessed*: our matcher accepts it, a
+  masked walk completes the text, and Lark's own Earley parser parses the whole text. So each
+  extra is a real prefix of the grammar's language as Lark defines it. (The extras seen: ignored
+  text at the start or end, which Lark allows and llguidance does not; tokens that split forced
+  text, where llguidance keeps the canonical tokenization only; a keyword glued to a name,
+  which Lark's dynamic lexer reads: docs/lark.md.)
+SQL is left out: llguidance refuses its keyword lookahead.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import lark
+import numpy as np
+import pytest
+
+from constrain import Compiler, Matcher
+from constrain.grammars import load
+
+pytestmark = pytest.mark.peers
+
+NAMES = ["json", "arithmetic", "csv", "python_expr", "tool_call"]
+WALKS, STEPS = 3, 24
+WITNESSES_PER_STEP, WITNESSES_PER_WALK = 1, 4
+CLOSERS = {b";", b"}", b"]", b")", b'"', b"'", b"1", b"}}", b">"}
+
+
+@pytest.fixture(scope="module")
+def llg(tokenizer_files, llama3):
+    llguidance = pytest.importorskip("llguidance", reason="llguidance is not installed (pip install llguidance)")
+    import llguidance.hf
+    import llguidance.torch  # noqa: F401
+    import logging
+
+    transformers = pytest.importorskip("transformers")
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    hf = transformers.AutoTokenizer.from_pretrained(str(tokenizer_files["llama3"]))
+    return llguidance, llguidance.hf.from_tokenizer(hf, n_vocab=llama3.size, eos_token=sorted(llama3.eos_token_ids))
+
+
+def _allowed(words: np.ndarray, size: int) -> np.ndarray:
+    return np.unpackbits(words.view(np.uint8), bitorder="little")[:size].astype(bool)
+
+
+def _llg_mask(llguidance: Any, m: Any, size: int) -> np.ndarray:
+    import torch
+
+    buf = torch.zeros((1, (size + 31) // 32), dtype=torch.int32)
+    llguidance.torch.fill_next_token_bitmask(m, buf, 0)
+    return _allowed(buf.numpy()[0], size)
+
+
+def _witnessed(matcher: Matcher, tid: int, vocab, parser: lark.Lark, prefix: bytes, rng, masked_walk) -> bool | None:
+    """Does Lark parse prefix + token + a completion our masks allow? (None: no attempt ended
+    in an accepting state.)"""
+    for _ in range(3):
+        m = matcher.fork()
+        assert m.accept_token(tid)
+        rest = masked_walk(m, vocab, rng, 90, CLOSERS)
+        if m.is_accepting():
+            text = (prefix + vocab.token_bytes[tid] + b"".join(vocab.token_bytes[t] for t in rest)).decode("utf-8")
+            try:
+                parser.parse(text)
+            except lark.exceptions.LarkError:
+                return False
+            return True
+    return None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llama3, masked_walk):
+    llguidance, llg_tok = llg
+    vocab = llama3
+    grammar = Compiler(vocab).compile_lark(load(name))
+    parser = lark.Lark(load(name), parser="earley")
+    peer_grammar = llguidance.grammar_from("lark", load(name))
+    rng = random.Random(name)
+    eos = vocab.eos_token_ids
+    words = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+    extras = witnessed = 0
+    inconclusive: list[str] = []
+    for walk in range(WALKS):
+        ours_m = Matcher(grammar)
+        peer = llguidance.LLMatcher(llg_tok, peer_grammar, log_level=0)
+        assert not peer.is_error(), peer.get_error()
+        prefix = b""
+        tried = 0
+        for step in range(STEPS):
+            ours_m.fill_next_token_bitmask(words)
+            ours = _allowed(words, vocab.size)
+            theirs = _llg_mask(llguidance, peer, vocab.size)
+            missing = np.flatnonzero(theirs & ~ours)
+            assert missing.size == 0, (
+                f"{name} walk {walk} step {step} after {prefix[-40:]!r}: llguidance allows "
+                f"{[vocab.token_bytes[t] for t in missing[:8]]} ({missing.size} tokens), we do not"
+            )
+            only_ours = [int(t) for t in np.flatnonzero(ours & ~theirs) if t not in eos]
+            extras += len(only_ours)
+            for tid in rng.sample(only_ours, min(WITNESSES_PER_STEP, len(only_ours), WITNESSES_PER_WALK - tried)):
+                tried += 1
+                verdict = _witnessed(ours_m, tid, vocab, parser, prefix, rng, masked_walk)
+                assert verdict is not False, (
+                    f"{name}: we allow {vocab.token_bytes[tid]!r} after {prefix!r} (llguidance does not), "
+                    "and Lark refuses the text our masks completed it to"
+                )
+                if verdict is None:
+                    inconclusive.append(repr(prefix + vocab.token_bytes[tid]))
+                else:
+                    witnessed += 1
+            both = [int(t) for t in np.flatnonzero(ours & theirs) if t not in eos]
+            if not both or (step > STEPS // 2 and ours_m.is_accepting() and rng.random() < 0.3):
+                break
+            short = [t for t in both if len(vocab.token_bytes[t]) <= 3] or both
+            tid = rng.choice(short)
+            assert ours_m.accept_token(tid) and peer.consume_token(tid), (name, prefix, vocab.token_bytes[tid])
+            prefix += vocab.token_bytes[tid]
+    assert len(inconclusive) <= max(2, witnessed // 5), f"{name}: completions that never ended: {inconclusive[:5]}"
+    print(f"{name}: {extras} extra tokens, {witnessed} witnessed by Lark, {len(inconclusive)} inconclusive")
