@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--walks", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=30.0, help="per grammar")
+    ap.add_argument("--context", type=int, default=60, help="bytes of the prefix shown")
     args = ap.parse_args()
 
     import llguidance
@@ -101,7 +102,7 @@ def main() -> None:
             stopped = f" ({type(exc).__name__}: {exc})"
         print(f"{case.name[-64:]:64} steps {steps:3} missing {missing:3} extra {extra:3}{stopped}")
         if sample:
-            print(f"    first missing after {sample[0][-60:]!r}: {sample[1]} ({sample[2]} tokens)")
+            print(f"    first missing after {sample[0][-args.context:]!r}: {sample[1]} ({sample[2]} tokens)")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
 """The cursor over a regex pattern, and the backslash escapes of both dialects (Python, ECMA).
 
-Shorthand classes are ASCII, as with `re.ASCII` and in JSON Schema; `\\p{..}` takes Unicode
-general categories.
+Shorthand classes are ASCII, as with `re.ASCII` and in JSON Schema, unless the pattern sets the
+`(?u)` flag: then `\\d \\w \\s` (and their negations) are exactly Python's own Unicode classes
+(Lark terminals are read so, as Lark's `re` reads them); `\\b` stays ASCII. `\\p{..}` takes
+Unicode general categories.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from ..errors import RegexSyntaxError, UnsupportedRegexError
@@ -39,10 +43,37 @@ class Anchor:
     pos: int
 
 
+@lru_cache(maxsize=None)
+def unicode_class(letter: str) -> Ranges:
+    """The code points Python's `re` matches with `\\<letter>` in a str pattern (Unicode): read
+    off `re` itself, once per process, over every code point but the surrogates."""
+    if letter.isupper():
+        return complement(unicode_class(letter.lower()))
+    text = _every_code_point()
+    out = []
+    for m in re.finditer("\\" + letter + "+", text):  # (index i is code point i below 0xD800, i + 0x800 above)
+        lo, hi = m.start(), m.end() - 1
+        if lo < 0xD800 <= hi:
+            out += [(lo, 0xD7FF), (0xE000, hi + 0x800)]
+        else:
+            out.append((lo, hi) if hi < 0xD800 else (lo + 0x800, hi + 0x800))
+    return normalize(out)
+
+
+@lru_cache(maxsize=1)
+def _every_code_point() -> str:
+    """Every code point but the surrogates, ascending, as one str (built as UTF-32: fast)."""
+    import numpy as np
+
+    points = np.concatenate((np.arange(0xD800), np.arange(0xE000, MAX_CODE_POINT + 1))).astype("<u4")
+    return points.tobytes().decode("utf-32-le")
+
+
 @dataclass
 class Flags:
     ignore_case: bool = False
     dot_all: bool = False
+    unicode: bool = False  # (?u): Python's Unicode shorthand classes
 
 
 
@@ -89,7 +120,7 @@ class EscapeReader(PatternCursor):
             raise self.error("bad escape (end of pattern)", pos)
         self.i += 1
         if c in CLASS_ESCAPES:
-            return ir.Chars(CLASS_ESCAPES[c])
+            return ir.Chars(unicode_class(c) if self.flags.unicode else CLASS_ESCAPES[c])
         if c == "b" and in_class:
             return self._char(0x08, in_class)
         if c in "bB":

@@ -69,7 +69,9 @@ class _Parser(EscapeReader):
                 self.flags.dot_all = True
             elif c == "x":
                 raise self.unsupported("verbose flag (?x) is not supported", pos + off)
-            # a, u, L, m: no effect on a full-match byte DFA with ASCII shorthands.
+            elif c in "au":
+                self.flags.unicode = c == "u"  # (shorthand classes: regex_escapes.py)
+            # L, m: no effect on a full-match byte DFA.
 
     def alternation(self) -> object:
         branches = [self.sequence()]

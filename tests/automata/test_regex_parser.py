@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from constrain import RegexSyntaxError, UnsupportedRegexError
 from constrain.automata import parse_regex, regex_to_dfa
@@ -71,3 +73,32 @@ def test_unicode_category_property():
     for text, ok in [("A1", True), ("É٣", True), ("a1", False), ("AA", False)]:
         s = dfa.walk(0, text.encode())
         assert (s >= 0 and dfa.is_accepting(s)) == ok, text
+
+
+_SHORTHANDS = "dwsDWS"
+_DFAS: dict = {}
+
+
+def _shorthand_dfa(flag: str, letter: str):
+    key = (flag, letter)
+    if key not in _DFAS:
+        _DFAS[key] = regex_to_dfa(f"{flag}\\{letter}")
+    return _DFAS[key]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.characters(exclude_categories=("Cs",)), st.sampled_from(_SHORTHANDS))
+def test_unicode_flag_shorthands_are_python_s_own(ch, letter):
+    """(?u): \\d \\w \\s read as Python's re reads them in a str pattern; default and (?a): ASCII."""
+    data = ch.encode()
+    assert _shorthand_dfa("(?u)", letter).accepts(data) == bool(re.fullmatch(f"\\{letter}", ch))
+    ascii_verdict = bool(re.fullmatch(f"\\{letter}", ch, re.ASCII))
+    assert _shorthand_dfa("", letter).accepts(data) == ascii_verdict
+    assert _shorthand_dfa("(?u)(?a)", letter).accepts(data) == ascii_verdict
+
+
+def test_unicode_shorthands_inside_classes():
+    dfa = regex_to_dfa(r"(?u)[\w-]+")
+    for text in ["naïve-東京_٣", "ß"]:
+        assert dfa.accepts(text.encode())
+    assert not dfa.accepts("a b".encode()) and not dfa.accepts("a\u00a0b".encode())

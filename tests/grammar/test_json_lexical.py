@@ -6,7 +6,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from constrain.automata import compile_ir, ir, parse_regex
@@ -93,6 +93,7 @@ def test_encoded_patterns_judge_the_decoded_value(pattern, value, rng):
 def test_wide_character_sets_encode_as_the_same_language(spans, canonical):
     """encode gives wide sets as an embedded DFA: the same minimal DFA as the spelled IR."""
     ranges = ir.chars([(lo, min(lo + width, 0x10FFFF)) for lo, width in spans]).ranges
+    assume(any(lo < 0xD800 or hi > 0xDFFF for lo, hi in ranges))  # (surrogates alone: no character)
     a = compile_ir(ir.concat(ir.literal("x"), ir.repeat(encode(ir.Chars(ranges), canonical), 1, None)))
     b = compile_ir(ir.concat(ir.literal("x"), ir.repeat(encode_chars(ranges, canonical), 1, None)))
     assert (a.byte_classes == b.byte_classes).all() and (a.table == b.table).all() and (a.accepting == b.accepting).all()

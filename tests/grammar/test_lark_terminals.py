@@ -46,3 +46,13 @@ def test_terminals_matching_nothing_or_backreferences_are_refused():
     assert info.value.where == "terminal A"
     with pytest.raises(UnsupportedGrammarError, match="backreference"):
         lower_terminal("H", PatternRE(r"(?P<x>a)(?P=x)"), Limits())
+
+
+def test_shorthand_classes_are_unicode_as_in_lark():
+    """Lark matches terminals with Python's re, whose \\w \\d \\s take Unicode in str patterns."""
+    word = _dfa(lower_terminal("WORD", PatternRE(r"\w+"), Limits()))
+    assert word.accepts("naïve".encode()) and word.accepts("東京".encode()) and not word.accepts(b"a-b")
+    digits = _dfa(lower_terminal("DIGITS", PatternRE(r"\d+"), Limits()))
+    assert digits.accepts("٣4".encode()) and not digits.accepts(b"x")
+    space = _dfa(lower_terminal("SPACE", PatternRE(r"\s+"), Limits()))
+    assert space.accepts("\u3000 \t".encode()) and not space.accepts(b"_")

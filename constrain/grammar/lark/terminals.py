@@ -56,8 +56,8 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
             raise UnsupportedGrammarError("an empty string terminal", f"terminal {name}", "it matches no text")
         return Terminal(name, ir.literal(pattern.value), False)
     regex = pattern.to_regexp()
-    try:
-        language = regex_language(regex, limits=limits)
+    try:  # ((?u): \d \w \s as Python's re reads them in Lark, Unicode; regex_escapes.py)
+        language = regex_language("(?u)" + regex, limits=limits)
         dfa = compile_ir(language, limits)
     except UnsupportedRegexError as exc:
         raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
