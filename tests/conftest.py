@@ -8,14 +8,22 @@ DFA, trie or walk shows up as a mismatch.
 from __future__ import annotations
 
 import importlib.util
+import os
 import zipfile
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from constrain import Vocabulary
+
+# CI runs the same examples every time (a red CI then means a change, not a newly drawn example);
+# elsewhere hypothesis draws afresh and keeps failures in its local database.
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def _package_dir(name: str) -> Optional[Path]:
