@@ -33,7 +33,7 @@ from .char_graph import char_graph
 from .charset import complement
 from .dfa import DFA, determinize, minimize
 from .nfa import NFA, build_nfa
-from .regex_escapes import WORD, Anchor
+from .regex_escapes import WORD, Anchor, unicode_class
 from .regex_parser import Look, anchored, lower, parse_tree, with_pattern
 
 MARKERS = (0xC0, 0xC1, *range(0xF5, 0x100))  # bytes that never occur in UTF-8 text
@@ -88,7 +88,7 @@ def _regex_language(pattern: str, search: bool, limits: Limits) -> ir.Node:
 def _freeze(node: object) -> object:
     """A hashable key of a parse tree, blind to positions: equal assertions share a marker."""
     if isinstance(node, Anchor):
-        return ("anchor", node.kind)
+        return ("anchor", node.kind, node.unicode)
     if isinstance(node, Look):
         return ("look", node.kind, _freeze(node.body))
     if isinstance(node, (ir.Chars, ir.Embedded)):
@@ -247,10 +247,11 @@ class _Lowering:
             return self.compile(ir.concat(ir.repeat(ANY, 1, None), mark, anything))
         if node.kind == "$":
             return self.compile(ir.concat(anything, mark, ir.repeat(ANY, 1, None)))
-        word_before = ir.concat(anything, _WORD)
-        word_after = ir.concat(_WORD, anything)
-        other_before = ir.alt(ir.EMPTY, ir.concat(anything, _NON_WORD))  # the start counts as non-word
-        other_after = ir.alt(ir.EMPTY, ir.concat(_NON_WORD, anything))
+        word, non_word = (ir.Chars(unicode_class("w")), ir.Chars(unicode_class("W"))) if node.unicode else (_WORD, _NON_WORD)
+        word_before = ir.concat(anything, word)
+        word_after = ir.concat(word, anything)
+        other_before = ir.alt(ir.EMPTY, ir.concat(anything, non_word))  # the start counts as non-word
+        other_after = ir.alt(ir.EMPTY, ir.concat(non_word, anything))
         if node.kind == "b":  # fails where both sides are alike
             return self.compile(ir.alt(ir.concat(word_before, mark, word_after), ir.concat(other_before, mark, other_after)))
         return self.compile(ir.alt(ir.concat(word_before, mark, other_after), ir.concat(other_before, mark, word_after)))

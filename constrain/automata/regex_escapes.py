@@ -2,8 +2,8 @@
 
 Shorthand classes are ASCII, as with `re.ASCII` and in JSON Schema, unless the pattern sets the
 `(?u)` flag: then `\\d \\w \\s` (and their negations) are exactly Python's own Unicode classes
-(Lark terminals are read so, as Lark's `re` reads them); `\\b` stays ASCII. `\\p{..}` takes
-Unicode general categories.
+(Lark terminals are read so, as Lark's `re` reads them), and `\\b` `\\B` look at Unicode `\\w`.
+`\\p{..}` takes Unicode general categories.
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ CLASS_ESCAPES = {
 @dataclass(frozen=True)
 class Anchor:
     """A zero-width assertion on the characters around a position: "^" (start), "$" (end),
-    "b" (word boundary \\b: \\w on one side only, ASCII \\w, the ends count as non-word) or
+    "b" (word boundary \\b: \\w on one side only, ASCII \\w unless `unicode`, the ends count as non-word) or
     "B" (\\B: not a word boundary)."""
 
     kind: str
     pos: int
+    unicode: bool = False  # \\b, \\B under (?u): Python's Unicode \\w on either side
 
 
 @lru_cache(maxsize=None)
@@ -124,7 +125,7 @@ class EscapeReader(PatternCursor):
         if c == "b" and in_class:
             return self._char(0x08, in_class)
         if c in "bB":
-            return Anchor(c, pos)
+            return Anchor(c, pos, self.flags.unicode)
         if c in "AZz" and not in_class:
             return Anchor("^" if c == "A" else "$", pos)
         if c in SIMPLE_ESCAPES and not (c == "0" and self.peek().isdigit()):

@@ -241,3 +241,12 @@ def test_char_graph_round_trips(text):
         dfa = regex_to_dfa(pattern)
         again = compile_ir(char_graph(dfa))
         assert again.accepts(text.encode()) == dfa.accepts(text.encode())
+
+
+@pytest.mark.parametrize("pattern", [r"(?u)\bé\w*\b", r"(?u)x\B.", r"(?u)(\b\w+\b ?)+"])
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("aé東_ x-\u0301"), max_size=8))
+def test_unicode_word_boundaries_match_like_re(pattern, text):
+    """Under (?u), \\b and \\B look at Python's Unicode \\w, as re (and so Lark) does."""
+    dfa = regex_to_dfa(pattern)
+    assert dfa.accepts(text.encode()) == (re.fullmatch(pattern, text) is not None), text
