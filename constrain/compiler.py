@@ -20,6 +20,7 @@ from .errors import GrammarError, UnsatisfiableSchemaError
 from .index.token_index import DFATokenAutomaton
 from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
+from .memos import clear_memos
 from .vocab import Vocabulary
 
 # Every live Compiler, for the process-wide cache_info() / clear_cache(); weak, so a dropped
@@ -211,9 +212,12 @@ def cache_info() -> CacheInfo:
 
 
 def clear_cache(disk: bool = False) -> None:
-    """Empty the in-memory caches of every live Compiler (and their disk caches with `disk=True`)."""
+    """Empty the in-memory caches of every live Compiler (and their disk caches with `disk=True`),
+    and the process-wide memos they share (rule DFAs, regex languages, vocabulary indexes:
+    memos.py)."""
     for compiler in list(_LIVE):
         compiler.clear_cache(disk=disk)
+    clear_memos()
 
 
 def _unsatisfiable_message(exc: Exception, pointer_of: dict[str, str]) -> str:
