@@ -11,7 +11,7 @@ import importlib.util
 import os
 import zipfile
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pytest
@@ -273,7 +273,15 @@ class _TextTrie:
         return out
 
 
-_TEXT_TRIES: dict[int, tuple[Vocabulary, _TextTrie]] = {}
+_PER_VOCAB: dict[tuple[str, int], tuple[Vocabulary, Any]] = {}
+
+
+def _per_vocab(kind: str, vocab: Vocabulary, make: Callable[[Vocabulary], Any]) -> Any:
+    """make(vocab), kept per vocabulary object (the oracle's trie, the walks' token shapes)."""
+    hit = _PER_VOCAB.get((kind, id(vocab)))
+    if hit is None or hit[0] is not vocab:
+        hit = _PER_VOCAB[(kind, id(vocab))] = (vocab, make(vocab))
+    return hit[1]
 
 
 def oracle_mask(oracle: RegexOracle, state, pending: bytes, vocab: Vocabulary) -> np.ndarray:
@@ -287,10 +295,7 @@ def oracle_mask(oracle: RegexOracle, state, pending: bytes, vocab: Vocabulary) -
             if data and tid not in special and oracle.viable(state, pending + data):
                 allowed[tid] = True
     else:
-        hit = _TEXT_TRIES.get(id(vocab))
-        if hit is None or hit[0] is not vocab:
-            hit = _TEXT_TRIES[id(vocab)] = (vocab, _TextTrie(vocab))
-        allowed[hit[1].viable_ids(oracle, state)] = True
+        allowed[_per_vocab("text trie", vocab, _TextTrie).viable_ids(oracle, state)] = True
     if not pending and oracle.accepting(state):
         for tid in vocab.eos_token_ids:
             allowed[tid] = True
@@ -360,17 +365,12 @@ def random_masked_walk(matcher, vocab: Vocabulary, rng, max_steps: int, closers:
     return tokens
 
 
-_SHAPES: dict[int, tuple[Vocabulary, np.ndarray, np.ndarray]] = {}
-
-
 def _token_shapes(vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
     """Per token id: its length in bytes and its first byte (-1 if empty)."""
-    hit = _SHAPES.get(id(vocab))
-    if hit is None or hit[0] is not vocab:
-        lengths = np.array([len(b) for b in vocab.token_bytes], dtype=np.int64)
-        firsts = np.array([b[0] if b else -1 for b in vocab.token_bytes], dtype=np.int64)
-        hit = _SHAPES[id(vocab)] = (vocab, lengths, firsts)
-    return hit[1], hit[2]
+    return _per_vocab("token shapes", vocab, lambda v: (
+        np.array([len(b) for b in v.token_bytes], dtype=np.int64),
+        np.array([b[0] if b else -1 for b in v.token_bytes], dtype=np.int64),
+    ))
 
 
 @pytest.fixture(scope="session")
