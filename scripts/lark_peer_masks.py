@@ -21,7 +21,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from engines import tokenizer_dir  # noqa: E402
+from engines import LLGuidanceEngine, tokenizer_dir  # noqa: E402
 from lark_workload import shared_cases  # noqa: E402
 
 sys.path.pop(0)
@@ -36,18 +36,18 @@ def main() -> None:
     ap.add_argument("--context", type=int, default=60, help="bytes of the prefix shown")
     args = ap.parse_args()
 
-    import llguidance
-    import llguidance.hf
-    import llguidance.torch
+    import logging
+
     import torch
     import transformers
 
     from constrain import Compiler, ConstrainError, Limits, Matcher, Vocabulary
 
+    logging.getLogger("transformers").setLevel(logging.ERROR)
     tok_dir = tokenizer_dir("llama3")
     vocab = Vocabulary.from_pretrained(tok_dir)
     hf = transformers.AutoTokenizer.from_pretrained(str(tok_dir))
-    llg_tok = llguidance.hf.from_tokenizer(hf, n_vocab=vocab.size, eos_token=sorted(vocab.eos_token_ids))
+    llg = LLGuidanceEngine(hf, vocab.size, sorted(vocab.eos_token_ids))  # (as benchmarks/lark.py builds it)
     compiler = Compiler(vocab, limits=Limits(max_mask_seconds=3.0))
     size, eos = vocab.size, vocab.eos_token_ids
     n_words = (size + 31) // 32
@@ -59,11 +59,9 @@ def main() -> None:
     if not cases:
         sys.exit("no shared grammars found (../shared/data/lark-grammars)")
     for case in cases:
-        text = case.text if case.start == "start" else f"start: {case.start}\n" + case.text
         try:
-            peer_grammar = llguidance.grammar_from("lark", text)
-            if llguidance.LLMatcher(llg_tok, peer_grammar, log_level=0).is_error():
-                continue
+            peer_grammar = llg.compile_lark(case.text, case.start)
+            llg.matcher(peer_grammar)
             grammar = compiler.compile_lark(case.text, case.start, import_paths=[case.folder] if case.folder else ())
         except (ConstrainError, ValueError):
             continue
@@ -73,13 +71,13 @@ def main() -> None:
         t0 = time.perf_counter()
         try:
             for _ in range(args.walks):
-                ours_m, peer = Matcher(grammar), llguidance.LLMatcher(llg_tok, peer_grammar, log_level=0)
+                ours_m, peer = Matcher(grammar), llg.matcher(peer_grammar)
                 prefix = b""
                 for _ in range(args.steps):
                     words = np.zeros(n_words, dtype=np.int32)
                     ours_m.fill_next_token_bitmask(words)
                     buf = torch.zeros((1, n_words), dtype=torch.int32)
-                    llguidance.torch.fill_next_token_bitmask(peer, buf, 0)
+                    llg.fill(peer, buf)
                     ours, theirs = unpack(words), unpack(buf.numpy()[0])
                     steps += 1
                     only_theirs = np.flatnonzero(theirs & ~ours)
@@ -92,7 +90,7 @@ def main() -> None:
                     if not both:
                         break
                     tid = rng.choice([t for t in both if len(vocab.token_bytes[t]) <= 3] or both)
-                    assert ours_m.accept_token(tid) and peer.consume_token(tid)
+                    assert ours_m.accept_token(tid) and llg.accept(peer, tid)
                     prefix += vocab.token_bytes[tid]
                     if time.perf_counter() - t0 > args.seconds:
                         raise TimeoutError
