@@ -7,6 +7,7 @@ __version__ = "0.1.0"
 from .cache import CacheInfo
 from .compiled import CompiledGrammar
 from .compiler import Compiler, cache_info, clear_cache
+from .decode_loop import GenerationResult, GenerationStats, generate
 from .errors import (
     ConstrainError,
     GrammarError,
@@ -26,11 +27,14 @@ from .limits import Limits
 from .matcher import Matcher
 from .vocab import Vocabulary
 from .kernels.bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
+from .kernels.sampling_params import SamplingParams
 
 __all__ = [
     "CacheInfo",
     "CompiledGrammar",
     "Compiler",
+    "GenerationResult",
+    "GenerationStats",
     "ConstrainError",
     "GrammarError",
     "LimitExceededError",
@@ -38,6 +42,7 @@ __all__ = [
     "Matcher",
     "RegexSyntaxError",
     "RollbackError",
+    "SamplingParams",
     "SchemaError",
     "TokenError",
     "UnsatisfiableSchemaError",
@@ -52,4 +57,5 @@ __all__ = [
     "apply_token_bitmask_inplace",
     "cache_info",
     "clear_cache",
+    "generate",
 ]

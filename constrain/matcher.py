@@ -141,6 +141,17 @@ class Matcher:
         """True once an EOS token has been accepted."""
         return self._history[-1] == TERMINATED
 
+    def must_terminate(self) -> bool:
+        """True when only EOS may come next: the output is complete and admits no more text
+        (a decode loop can stop here without another forward pass)."""
+        state = self._history[-1]
+        if state == TERMINATED or not self.compiled.is_accepting(state):
+            return False
+        row = self._rows.get(state)
+        if row is None:
+            row = self.compiled.mask_row(state)
+        return bool(np.array_equal(row, self.compiled.mask_row(TERMINATED)))
+
     def forced_bytes(self) -> bytes:
         """The bytes every continuation must start with (empty where there is a choice)."""
         return self.compiled.forced_bytes(self._history[-1])

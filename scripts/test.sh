@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 WORKERS=${TEST_WORKERS:-2}
-.venv/bin/pytest -q -n "$WORKERS" --durations=15 "$@"
+.venv/bin/pytest -q -n "$WORKERS" --dist loadgroup --durations=15 "$@"
 BC_CACHE=$(mktemp -d)
 NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -n "$WORKERS" --durations=10 -m "not slow" tests/index tests/automata
 rm -rf "$BC_CACHE"

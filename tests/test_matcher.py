@@ -253,3 +253,15 @@ def test_new_matchers_reuse_the_view_only_of_the_same_live_tensor(compiler, llam
         bm = allocate_token_bitmask(1, llama3.size)
         assert np.array_equal(filled(Matcher(digits), bm), Matcher(digits).allowed_token_ids())
         del bm
+
+
+def test_must_terminate_exactly_when_only_eos_is_allowed(compiler, hf_llama3, llama3):
+    m = Matcher(compiler.compile_regex("yes|no|nope"))
+    assert not m.must_terminate()
+    m.accept_tokens(_ids(hf_llama3, "yes"))
+    assert m.must_terminate() and set(m.allowed_token_ids()) == set(llama3.eos_token_ids)
+    n = Matcher(compiler.compile_regex("yes|no|nope"))
+    n.accept_tokens(_ids(hf_llama3, "no"))
+    assert n.is_accepting() and not n.must_terminate()  # "pe" may follow
+    m.accept_token(min(llama3.eos_token_ids))
+    assert m.is_terminated() and not m.must_terminate()

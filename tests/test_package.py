@@ -29,6 +29,7 @@ def test_public_api_is_the_minimal_export_list():
             "LimitExceededError", "Limits", "Matcher", "RegexSyntaxError", "RollbackError",
             "TokenError", "UnsupportedRegexError", "SchemaError", "UnsatisfiableSchemaError", "UnsupportedGrammarError", "check_schema", "UnsupportedSchemaError", "Vocabulary", "VocabularyError", "__version__",
             "allocate_token_bitmask", "apply_token_bitmask_inplace", "cache_info", "clear_cache",
+            "generate", "GenerationResult", "GenerationStats", "SamplingParams",
         ]
     )
     for name in constrain.__all__:
