@@ -128,7 +128,8 @@ def _check_something_allowed(x: Any) -> None:
 
 
 def _draw(probs: Any, row_ids: list[int], rows: list[SamplingParams], generator: Generators) -> Any:
-    """Multinomial draw per row; rows that share a generator are drawn in one call, in order."""
+    """Inverse-CDF draw per row (one uniform each; a float64 running sum, so a token of
+    probability 0 is never drawn); rows that share a generator take their uniforms in one call."""
     import torch
 
     per_row = _generators_for(row_ids, rows, generator, probs.device)
@@ -138,7 +139,13 @@ def _draw(probs: Any, row_ids: list[int], rows: list[SamplingParams], generator:
         groups.setdefault(id(g), (g, []))[1].append(k)
     for g, ks in groups.values():
         picked = torch.tensor(ks, dtype=torch.long, device=probs.device)
-        out[picked] = torch.multinomial(probs[picked], 1, generator=g).flatten()
+        p = probs[picked]
+        cdf = torch.cumsum(p, dim=1, dtype=torch.float64)
+        u = torch.rand(len(ks), generator=g, dtype=torch.float64, device=probs.device)
+        drawn = torch.searchsorted(cdf, (u * cdf[:, -1]).unsqueeze(1), right=True).flatten()
+        # u * total can round up to the total: then the last token of positive probability
+        last = p.shape[1] - 1 - (p > 0).flip(1).to(torch.uint8).argmax(dim=1)
+        out[picked] = torch.minimum(drawn, last)
     return out
 
 
