@@ -116,9 +116,12 @@ def _apply_penalties_(x: Any, rows: list[SamplingParams], history: Any) -> None:
 
 
 def _check_something_allowed(x: Any) -> None:
+    """Every row needs a token to draw: its largest logit must be neither -inf nor NaN (the max
+    propagates NaN, so one pass checks both)."""
     import torch
 
-    dead = ~torch.isfinite(x).any(dim=1) | torch.isnan(x).any(dim=1)
+    top = x.amax(dim=1)
+    dead = torch.isnan(top) | (top == float("-inf"))
     if bool(dead.any()):
         bad = dead.nonzero().flatten().tolist()
         raise ValueError(

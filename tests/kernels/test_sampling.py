@@ -101,6 +101,8 @@ def test_seeds_reproduce_and_rows_draw_independently():
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match=r"rows \[1\]: no token can be drawn"):
         sample(torch.zeros(2, 40), SamplingParams(), bitmask=bitmask_allowing([[3], []], 40))
+    with pytest.raises(ValueError, match=r"rows \[0\]: no token can be drawn"):
+        sample(torch.tensor([[0.0, float("nan"), 1.0]]), SamplingParams(temperature=0))
     with pytest.raises(ValueError, match="3 SamplingParams for a batch of 2"):
         sample(torch.zeros(2, 5), [SamplingParams()] * 3)
     with pytest.raises(TypeError, match="floating-point"):
