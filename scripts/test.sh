@@ -9,5 +9,5 @@ bash scripts/setup.sh
 WORKERS=${TEST_WORKERS:-2}
 .venv/bin/pytest -q -n "$WORKERS" --dist loadgroup --durations=15 "$@"
 BC_CACHE=$(mktemp -d)
-NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -n "$WORKERS" --durations=10 -m "not slow" tests/index tests/automata
+NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$BC_CACHE" .venv/bin/pytest -q -n "$WORKERS" --durations=10 -m "not slow" tests/index tests/automata tests/kernels/test_bitmask_numba.py
 rm -rf "$BC_CACHE"
