@@ -400,7 +400,11 @@ class SmolLM2:
     def __init__(self, path: Path) -> None:
         import warnings
 
+        import torch
         import transformers
+
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            torch.set_num_threads(1)  # the other worker holds the other core: 2 threads would spin
 
         transformers.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()

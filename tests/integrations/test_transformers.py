@@ -77,7 +77,7 @@ def test_unseen_prefixes_are_replayed_and_batches_split_by_prompt(load_vocab):
     [
         dict(do_sample=False),
         dict(do_sample=True, temperature=0.8, top_p=0.9, top_k=30),
-        dict(do_sample=False, num_beams=3, num_return_sequences=2),
+        dict(do_sample=False, num_beams=2, num_return_sequences=2),
     ],
     ids=["greedy", "sampling", "beams"],
 )
