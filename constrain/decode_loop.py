@@ -113,8 +113,6 @@ def generate(
                 logits, past = forward(step_input, past)
                 stats.forward_seconds += time.perf_counter() - t0
                 token = _next_token(matcher, logits, sampling, out, generator, prefetch, stats)
-                if not matcher.accept_token(token):
-                    raise RuntimeError(f"token {token} was drawn outside the grammar's mask (a bug in constrain)")
                 if matcher.is_terminated():
                     stats.stop_reason = "eos"
                     break
@@ -148,10 +146,11 @@ def _next_token(
     prefetch: MaskPrefetcher,
     stats: GenerationStats,
 ) -> int:
+    """Draw the next token and advance `matcher` by it."""
     t0 = time.perf_counter()
     if sampling.greedy:
         token = int(sample(logits, sampling, history=[history]))
-        if matcher.validate_tokens([token]) == 1:  # the argmax is legal: it is the masked argmax
+        if matcher.accept_token(token):  # the argmax is legal: it is the masked argmax
             stats.greedy_shortcuts += 1
             stats.sample_seconds += time.perf_counter() - t0
             return token
@@ -162,6 +161,8 @@ def _next_token(
     stats.mask_wait_seconds += waited
     token = int(sample(logits, sampling, bitmask=bitmask, history=[history], generator=generator))
     stats.sample_seconds += time.perf_counter() - t0 - waited
+    if not matcher.accept_token(token):
+        raise RuntimeError(f"token {token} was drawn outside the grammar's mask (a bug in constrain)")
     return token
 
 

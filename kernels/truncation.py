@@ -64,10 +64,7 @@ def _top_k_top_p(sub: Any, rows: list[SamplingParams], candidates: int) -> Any:
     norm = torch.where(has_k, torch.logsumexp(kept_values, dim=1), torch.logsumexp(sub, dim=1))
     probs = torch.exp(kept_values - norm.unsqueeze(1))
     top_p = torch.tensor([p.top_p for p in rows], dtype=probs.dtype, device=sub.device)
-    before = torch.cumsum(probs, dim=1) - probs
-    cut = (before >= top_p.unsqueeze(1)) & (top_p < 1).unsqueeze(1)
-    cut[:, 0] = False
-    keep &= ~cut
+    keep &= ~_top_p_cut(probs, top_p)
     mass = probs.sum(dim=1)
     undecided = open_tie | (~has_k & (top_p < 1) & (mass < top_p))
     out = torch.full_like(sub, float("-inf")).scatter_(1, ids, values.masked_fill(~keep, float("-inf")))
@@ -98,9 +95,16 @@ def _by_full_sort(sub: Any, rows: list[SamplingParams]) -> Any:
     values, order = torch.sort(sub, dim=1, descending=True, stable=True)
     kth = values.gather(1, (top_k - 1).unsqueeze(1))
     values = values.masked_fill(values < kth, float("-inf"))
-    probs = torch.softmax(values, dim=1)
-    before = torch.cumsum(probs, dim=1) - probs
-    cut = (before >= top_p.unsqueeze(1)) & (top_p < 1).unsqueeze(1)  # rounding can pass 1.0
-    cut[:, 0] = False
-    values = values.masked_fill(cut, float("-inf"))
+    values = values.masked_fill(_top_p_cut(torch.softmax(values, dim=1), top_p), float("-inf"))
     return torch.full_like(sub, float("-inf")).scatter_(1, order, values)
+
+
+def _top_p_cut(probs: Any, top_p: Any) -> Any:
+    """Over probabilities sorted descending: True where the mass ranked above already reaches
+    top_p (never the first token; never where top_p is 1, which rounding could pass)."""
+    import torch
+
+    before = torch.cumsum(probs, dim=1) - probs
+    cut = (before >= top_p.unsqueeze(1)) & (top_p < 1).unsqueeze(1)
+    cut[:, 0] = False
+    return cut

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from constrain.kernels import SamplingParams, sample
+from constrain.kernels import SamplingParams, allocate_token_bitmask, sample
 
 
 def bitmask_allowing(rows: list[list[int]], width: int) -> torch.Tensor:
@@ -30,8 +30,9 @@ def test_seed_example():
     assert int((k1 > 0).sum()) == 2
     _, k05 = sample(logits, SamplingParams(temperature=0.5, top_p=0.85), return_probs=True)
     assert int((k05 > 0).sum()) == 1
-    assert bitmask_allowing([list(range(128_256))], 128_256)[0].numel() * 4 == 16_032
-    assert 256 * 16_032 == 4_104_192  # 256 rows: 4.1 MB
+    rows = allocate_token_bitmask(256, 128_256)
+    assert rows[0].numel() * rows.element_size() == 16_032
+    assert rows.numel() * rows.element_size() == 4_104_192  # 256 rows: 4.1 MB
 
 
 def test_mask_comes_before_truncation():
