@@ -10,6 +10,7 @@ batch with one grammar per prompt.
 
 from __future__ import annotations
 
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Sequence, Union
 
@@ -49,31 +50,33 @@ class ConstrainLogitsProcessor(_Base):  # type: ignore[misc,valid-type]
         if self._prompt_len is None:
             self._prompt_len = int(input_ids.shape[1])
         per_prompt = rows // len(self._grammars)
-        generated = input_ids[:, self._prompt_len :].tolist()
+        keys = [tuple(row) for row in input_ids[:, self._prompt_len :].tolist()]
+        # a parent continued by one row only (no beam copied it) advances in place, not forked
+        children = Counter((r // per_prompt, key[:-1]) for r, key in enumerate(keys) if key)
         matchers: list[Optional[Matcher]] = []
         known: list[dict[tuple[int, ...], Matcher]] = [{} for _ in self._grammars]
-        for r, tokens in enumerate(generated):
+        for r, key in enumerate(keys):
             p = r // per_prompt
-            matcher = self._matcher_for(p, tuple(tokens))
+            matcher = self._matcher_for(p, key, in_place=children[(p, key[:-1])] == 1)
             if matcher is not None:
-                known[p][tuple(tokens)] = matcher
+                known[p][key] = matcher
             matchers.append(matcher)
         self._known = known
         self.rows_unmasked = sum(m is None for m in matchers)
         width = max(g.vocab.logits_width for g in self._grammars)
         if self._bitmask is None or self._bitmask.shape[0] != rows or self._bitmask.shape[1] * 32 < width:
             self._bitmask = allocate_token_bitmask(rows, width)
-        self._bitmask.fill_(-1)  # finished rows stay unmasked
         fill_batch_bitmask(matchers, self._bitmask, executor=self._executor)
         active = [r for r, m in enumerate(matchers) if m is not None]
-        if active:
+        if active:  # rows without a matcher (padding) stay unmasked
             mask = self._bitmask.to(scores.device, non_blocking=True)
             apply_token_bitmask_inplace(scores, mask, indices=active)
         return scores
 
-    def _matcher_for(self, prompt: int, tokens: tuple[int, ...]) -> Optional[Matcher]:
-        """The matcher after `tokens`, from the last step's matchers; None when the row went past
-        its grammar's end (a finished row that transformers pads)."""
+    def _matcher_for(self, prompt: int, tokens: tuple[int, ...], in_place: bool) -> Optional[Matcher]:
+        """The matcher after `tokens`, from the last step's matchers (the parent's own, advanced,
+        when `in_place`); None when the row went past its grammar's end (a finished row that
+        transformers pads)."""
         known = self._known[prompt]
         if tokens in known:
             return known[tokens]
@@ -86,7 +89,7 @@ class ConstrainLogitsProcessor(_Base):  # type: ignore[misc,valid-type]
                 return None
         if parent.is_terminated():  # more EOS keeps the row ended; anything else is padding
             return parent if tokens[-1] in parent.compiled.vocab.eos_token_ids else None
-        child = parent.fork()
+        child = parent if in_place else parent.fork()
         if not child.accept_token(tokens[-1]):
             return None
         return child
