@@ -12,7 +12,6 @@ import json
 import random
 
 import jsonschema
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +19,8 @@ from tokenizers import Tokenizer
 
 from constrain import Compiler, Matcher
 from constrain.index.distinct_keys import DistinctKeysAutomaton
+
+from distinct_walks import bits, keyed_walk  # tests/support
 
 STEMS = ["name", "id", "type", "value", "key", "data", "item", "user", "tag", "x"]
 SUFFIXES = ["", "s", "_id", "2", "Name", "-x", "é", " z"]
@@ -152,75 +153,6 @@ def test_accepts_exactly_the_valid_documents(schema, seed, compiler, encode):
             assert not grammar.accepts(_compact({k: v for k, v in doc.items() if k != gone}))
 
 
-def _bits(row: np.ndarray) -> set[int]:
-    return set(np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little")).tolist())
-
-
-def _check_mask_against_advance(m: Matcher, vocab, rng: random.Random, quote_ids: list[int]) -> None:
-    """Allowed exactly when advancing succeeds: every token of the inner row with a quote
-    (those that open or close keys), and samples of the inner row and of the vocabulary."""
-    compiled = m.compiled
-    state = m._history[-1]
-    allowed = set(m.allowed_token_ids().tolist())
-    inner = _bits(compiled.automaton.inner.mask_row(state[0]))
-    eos = set(vocab.eos_token_ids)
-    assert allowed - inner - eos <= set(compiled.automaton.keys.spanning)  # (a key then `}` in one token)
-    sample = (set(quote_ids) & inner) | set(rng.sample(sorted(inner), min(150, len(inner))))
-    sample |= set(rng.sample(range(len(vocab.token_bytes)), 50))
-    for t in sample:
-        if t in eos or t in vocab.special_ids:
-            continue
-        assert (compiled.next_state(state, t) is not None) == (t in allowed), (vocab.token_bytes[t], state[0])
-
-
-class _Kinds:
-    """Per token of a vocabulary: does it hold `,` or `}`; a `"` or `:`; is it short."""
-
-    def __init__(self, vocab) -> None:
-        data = vocab.token_bytes
-        self.ending = np.array([bool(set(d) & set(b",}")) for d in data])
-        self.keyish = np.array([bool(set(d) & set(b'":')) for d in data])
-        self.short = np.array([0 < len(d) <= 3 for d in data])
-        self.text = np.array([t not in vocab.special_ids and t not in vocab.eos_token_ids for t in range(len(data))])
-
-
-_KINDS: dict[int, _Kinds] = {}
-
-
-def _walk(grammar, vocab, rng: random.Random, steps: int, check_every: int, quote_ids: list[int]) -> tuple[bool, str]:
-    """A random masked walk that prefers tokens seen before (to provoke repeated keys) and,
-    after a while, tokens that end members: (did it end, the text)."""
-    kinds = _KINDS.get(id(vocab)) or _KINDS.setdefault(id(vocab), _Kinds(vocab))
-    m = Matcher(grammar)
-    out: list[int] = []
-    seen: set[int] = set()
-    for step in range(steps):
-        allowed = m.allowed_token_ids()
-        assert allowed.size, vocab.decode(out)
-        if check_every and step % check_every == 0:
-            _check_mask_against_advance(m, vocab, rng, quote_ids)
-        choices = allowed[kinds.text[allowed]]
-        if m.is_accepting() and (rng.random() < 0.7 or not choices.size):
-            return True, vocab.decode(out).decode("utf-8")
-        r = rng.random()
-        pick = None
-        if step > steps // 3 and r < 0.5:
-            pick = choices[kinds.ending[choices]]
-        elif seen and r < 0.5:
-            pick = np.asarray([t for t in choices.tolist() if t in seen] if len(seen) < choices.size else sorted(seen & set(choices.tolist())))
-        elif r < 0.8:
-            pick = choices[kinds.keyish[choices]]
-        if pick is None or not pick.size:
-            pick = choices[kinds.short[choices]]
-            if not pick.size:
-                pick = choices
-        tid = int(pick[rng.randrange(pick.size)])
-        assert m.accept_token(tid)
-        out.append(tid)
-        seen.add(tid)
-    return m.is_accepting(), vocab.decode(out).decode("utf-8", "replace")
-
-
 @pytest.fixture(scope="module")
 def quote_ids(llama3):
     return [t for t, data in enumerate(llama3.token_bytes) if b'"' in data and t not in llama3.special_ids]
@@ -235,7 +167,7 @@ def test_masked_walks_end_in_valid_documents(schema, seed, compiler, llama3, quo
     grammar = compiler.compile_json_schema(schema, property_order="any")
     rng = random.Random(seed)
     for _ in range(2):
-        ended, text = _walk(grammar, llama3, rng, 160, 16, quote_ids)
+        ended, text = keyed_walk(grammar, llama3, rng, 160, 16, quote_ids)
         if ended:
             jsonschema.validate(json.loads(text), schema)
 
@@ -289,7 +221,7 @@ def test_walks_on_keys_that_share_prefixes(name, whitespace, compiler, llama3, q
     rng = random.Random(name + whitespace)
     ended = 0
     for _ in range(3):
-        done, text = _walk(grammar, llama3, rng, 260, 7, quote_ids)
+        done, text = keyed_walk(grammar, llama3, rng, 260, 7, quote_ids)
         if done:
             ended += 1
             jsonschema.validate(json.loads(text), schema)
@@ -302,7 +234,7 @@ def _allowed_after(grammar, vocab, text: bytes) -> set[bytes]:
     state = grammar.automaton.advance(grammar.initial_state(), text)
     assert state is not None, text
     eos = set(vocab.eos_token_ids)
-    return {vocab.token_bytes[t] for t in _bits(grammar.mask_row(state)) if t not in eos}
+    return {vocab.token_bytes[t] for t in bits(grammar.mask_row(state)) if t not in eos}
 
 
 def test_a_used_key_is_refused_as_soon_as_only_used_keys_complete_it(compiler, llama3):
@@ -343,7 +275,7 @@ def test_keys_compare_by_value(compiler, llama3):
     after = _allowed_after(grammar, llama3, b'{"bc":1,"b')
     assert b'c"' not in after and b'c":' not in after and b"c" in after
     state = grammar.automaton.advance(grammar.initial_state(), b'{"b":1,"\\u00')
-    row = _bits(grammar.mask_row(state))
+    row = bits(grammar.mask_row(state))
     ids = {data: t for t, data in enumerate(llama3.token_bytes)}
     for data in (b'62"', b'62":', b"62", b'63"', b'63":'):
         t = ids.get(data)
@@ -358,7 +290,7 @@ def test_masks_agree_with_advance_at_key_positions(compiler, llama3, quote_ids):
     for prefix in (b'{"name":1,', b'{"name":1,"', b'{"name":1,"na', b'{"name":1,"named":2,"nam', b'{"x-a":1,"x-', b'{"type":1,"x-a":2,"'):
         state = grammar.automaton.advance(grammar.initial_state(), prefix)
         assert state is not None, prefix
-        row = _bits(grammar.automaton.mask_row(state))
+        row = bits(grammar.automaton.mask_row(state))
         for t, data in enumerate(llama3.token_bytes):
             if t in llama3.special_ids or t in llama3.eos_token_ids:
                 continue
@@ -395,7 +327,7 @@ def test_tokens_spanning_a_key_and_the_objects_end():
         for cut in range(len(data)):
             state = automaton.advance(automaton.initial_state(), data[:cut])
             assert state is not None, data[:cut]
-            row = _bits(automaton.mask_row(state))
+            row = bits(automaton.mask_row(state))
             for t, token in enumerate(vocab.token_bytes[:-1]):
                 assert (t in row) == (automaton.advance(state, token) is not None), (data[:cut], token)
         assert grammar.accepts(text)
