@@ -25,7 +25,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 import torch  # noqa: E402
 
 from constrain import Compiler, SamplingParams, Vocabulary, generate, grammars  # noqa: E402
-from constrain.decode_loop import cached_forward, prompt_ids
+from constrain.model_forward import cached_forward, prompt_ids
 from constrain.demo import PERSON_SCHEMA, smollm2_gguf
 from constrain.kernels import sample
 
@@ -52,6 +52,7 @@ def unconstrained_replay(model, tokenizer, messages, tokens, sampling, ended_by_
         for i in range(steps):
             t1 = time.perf_counter()
             logits, past = forward(step_input, past)
+            logits = logits[:, -1, :]
             forward_seconds += time.perf_counter() - t1
             sample(logits, sampling, history=[history], generator=None if sampling.greedy else generator)
             if i < len(tokens):

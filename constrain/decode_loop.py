@@ -5,26 +5,24 @@ forward pass runs (the numba walks release the GIL), then the sampling pipeline 
 Greedy decoding takes the exact shortcut: the argmax of the (penalized) logits is tried first and
 the mask is only computed when the grammar rejects it. The loop stops when the grammar leaves
 only EOS (no forward pass is spent on it), when the model draws EOS, or at max_new_tokens.
+With `draft=` or `jump_forward=True` (the default) the steps are speculative instead
+(speculative_generation.py, over constrain.specdec): same law, fewer forward passes.
 """
 
 from __future__ import annotations
 
 import codecs
-import inspect
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional
 
-import numpy as np
 
 from .compiled import CompiledGrammar
 from .kernels.sampling import sample
 from .kernels.sampling_params import SamplingParams
 from .mask_prefetch import MaskPrefetcher
+from .model_forward import Prompt, cached_forward, model_device, prompt_ids
 from .matcher import Matcher
-
-Prompt = Union[str, Sequence[int], Sequence[dict]]
-
 
 @dataclass
 class GenerationStats:
@@ -41,6 +39,15 @@ class GenerationStats:
     masks_computed: int = 0
     greedy_shortcuts: int = 0
     stop_reason: str = ""  # "grammar" (only EOS was left), "eos" (the model drew it), "length"
+    # speculative decoding (constrain.specdec.metrics names them); plain decoding: one pass a token
+    target_passes: int = 0
+    drafted: int = 0
+    accepted: int = 0
+    alpha: float = 0.0
+    accepted_per_drafted: float = 0.0
+    mean_acceptance_length: float = 0.0
+    forced_tokens: int = 0
+    draft_seconds: float = 0.0
 
     @property
     def tokens_per_second(self) -> float:
@@ -66,13 +73,23 @@ def generate(
     sampling: SamplingParams = SamplingParams(),
     max_new_tokens: int = 256,
     stream: Optional[Callable[[str], None]] = None,
+    draft: Any = None,
+    jump_forward: bool = True,
+    log_drafts: bool = False,
 ) -> GenerationResult:
     """Generate one constrained completion of `prompt` with a transformers causal LM.
 
     prompt: raw text (tokenized with the tokenizer's special tokens), a list of chat messages
     ({"role", "content"} dicts, rendered with the tokenizer's chat template and a generation
     prompt), or token ids. stream: called with each new piece of text as soon as it is whole
-    UTF-8. A `sampling.seed` makes sampled output reproducible."""
+    UTF-8. A `sampling.seed` makes sampled output reproducible.
+
+    Speculative decoding (exactly lossless: the output law is that of plain constrained
+    sampling): `draft` is None, "ngram" (prompt lookup), "forced" (grammar-forced runs only), a
+    drafter object (constrain.specdec), a model sharing the tokenizer, or (model, tokenizer) for
+    a draft model whose tokenizer is checked; `jump_forward` drafts the runs the grammar forces
+    (verified by the model like any draft, never injected). `log_drafts` logs one line per
+    request (logger "constrain.specdec") with drafted vs accepted tokens per pass."""
     import torch
 
     if not isinstance(grammar, CompiledGrammar):
@@ -83,18 +100,70 @@ def generate(
         raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     stats = GenerationStats()
     started = time.perf_counter()
-    device = _model_device(model)
+    device = model_device(model)
     input_ids = prompt_ids(tokenizer, prompt).to(device)
     stats.prompt_tokens = int(input_ids.shape[1])
-    vocab = grammar.vocab
-    matcher = Matcher(grammar)
+    text = _TextStream(grammar.vocab, stream)
     generator = None
     if sampling.seed is not None and not sampling.greedy:
         generator = torch.Generator(device=device).manual_seed(sampling.seed)
-    prefetch = MaskPrefetcher(vocab.logits_width)
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    if draft is None and not jump_forward:
+        out = _plain_loop(model, input_ids, grammar, sampling, max_new_tokens, generator, text, stats)
+    else:
+        from .speculative_generation import speculative_loop
+
+        out = speculative_loop(
+            model, tokenizer, input_ids[0].tolist(), grammar, sampling, max_new_tokens, generator, text.feed, stats,
+            draft=draft, jump_forward=jump_forward, log_drafts=log_drafts,
+        )
+    text.close()
+    stats.new_tokens = len(out)
+    stats.seconds = time.perf_counter() - started
+    return GenerationResult(text.text, out, stats)
+
+
+class _TextStream:
+    """Token ids -> UTF-8 text pieces, each passed to `stream` as soon as it is whole."""
+
+    def __init__(self, vocab: Any, stream: Optional[Callable[[str], None]]) -> None:
+        self._bytes = vocab.token_bytes
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pieces: list[str] = []
+
+    def feed(self, tokens: list[int]) -> None:
+        self._emit(self._decoder.decode(b"".join(self._bytes[t] for t in tokens)))
+
+    def close(self) -> None:
+        self._emit(self._decoder.decode(b"", final=True))
+
+    def _emit(self, piece: str) -> None:
+        if piece:
+            self._pieces.append(piece)
+            if self._stream is not None:
+                self._stream(piece)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._pieces)
+
+
+def _plain_loop(
+    model: Any,
+    input_ids: Any,
+    grammar: CompiledGrammar,
+    sampling: SamplingParams,
+    max_new_tokens: int,
+    generator: Any,
+    text: _TextStream,
+    stats: GenerationStats,
+) -> list[int]:
+    """One forward pass per token, the next mask computed during it."""
+    import torch
+
+    matcher = Matcher(grammar)
+    prefetch = MaskPrefetcher(grammar.vocab.logits_width)
     out: list[int] = []
-    pieces: list[str] = []
     past = None
     step_input = input_ids
     forward = cached_forward(model)
@@ -111,30 +180,22 @@ def generate(
                     prefetch.start(matcher)  # overlaps the forward pass below
                 t0 = time.perf_counter()
                 logits, past = forward(step_input, past)
+                logits = logits[:, -1, :]
                 stats.forward_seconds += time.perf_counter() - t0
+                stats.target_passes += 1
                 token = _next_token(matcher, logits, sampling, out, generator, prefetch, stats)
                 if matcher.is_terminated():
                     stats.stop_reason = "eos"
                     break
                 out.append(token)
-                piece = decoder.decode(vocab.token_bytes[token])
-                if piece:
-                    pieces.append(piece)
-                    if stream is not None:
-                        stream(piece)
-                step_input = torch.tensor([[token]], device=device)
+                text.feed([token])
+                step_input = torch.tensor([[token]], device=input_ids.device)
     finally:
         prefetch.close()
-    tail = decoder.decode(b"", final=True)
-    if tail:
-        pieces.append(tail)
-        if stream is not None:
-            stream(tail)
-    stats.new_tokens = len(out)
-    stats.seconds = time.perf_counter() - started
     stats.mask_seconds = prefetch.mask_seconds
     stats.masks_computed = prefetch.masks_computed
-    return GenerationResult("".join(pieces), out, stats)
+    stats.mean_acceptance_length = len(out) / stats.target_passes if stats.target_passes else 0.0
+    return out
 
 
 def _next_token(
@@ -164,51 +225,3 @@ def _next_token(
     if not matcher.accept_token(token):
         raise RuntimeError(f"token {token} was drawn outside the grammar's mask (a bug in constrain)")
     return token
-
-
-def prompt_ids(tokenizer: Any, prompt: Prompt) -> Any:
-    """(1, n) LongTensor of the prompt: text, chat messages or ids (see `generate`)."""
-    import torch
-
-    if isinstance(prompt, str):
-        ids = tokenizer(prompt, return_tensors="pt")["input_ids"]
-    elif isinstance(prompt, Sequence) and prompt and all(isinstance(m, dict) for m in prompt):
-        ids = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, return_tensors="pt")
-        if not isinstance(ids, torch.Tensor):
-            ids = ids["input_ids"]
-    elif isinstance(prompt, Sequence) and all(isinstance(t, (int, np.integer)) for t in prompt):
-        ids = torch.tensor([list(prompt)], dtype=torch.long)
-    else:
-        raise TypeError("prompt must be text, a list of chat messages ({'role', 'content'} dicts) or token ids")
-    if ids.dim() != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
-        raise ValueError(f"the prompt must be one non-empty sequence, got shape {tuple(ids.shape)}")
-    return ids
-
-
-def cached_forward(model: Any) -> Callable[[Any, Any], tuple[Any, Any]]:
-    """(input ids, cache) -> (last position's logits, new cache) for a transformers causal LM.
-    transformers 5 names the KV cache `cache` (4.x: `past_key_values`) and computes the logits of
-    the last position only when asked (`logits_to_keep`, 4.x `num_logits_to_keep`)."""
-    params = inspect.signature(model.forward).parameters
-    cache_name = "cache" if "cache" in params else "past_key_values"
-    extra = {}
-    for name in ("logits_to_keep", "num_logits_to_keep"):
-        if name in params:
-            extra[name] = 1
-            break
-
-    def forward(input_ids: Any, cache: Any) -> tuple[Any, Any]:
-        result = model(input_ids=input_ids, use_cache=True, **{cache_name: cache}, **extra)
-        new_cache = getattr(result, "cache", None) if cache_name == "cache" else result.past_key_values
-        return result.logits[:, -1, :], new_cache
-
-    return forward
-
-
-def _model_device(model: Any) -> Any:
-    import torch
-
-    try:
-        return next(model.parameters()).device
-    except (AttributeError, StopIteration):
-        return torch.device("cpu")

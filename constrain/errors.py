@@ -102,3 +102,8 @@ class UnsupportedSchemaError(SchemaError):
 class TooManyAlternativesError(UnsupportedSchemaError):
     """Applicators expand to more alternatives than the translator keeps; it then tries them
     as a formula over an object's keys, and raises this when that does not apply either."""
+
+
+class DrafterMismatchError(ConstrainError, ValueError):
+    """A speculative drafter cannot serve this target: its tokenizer differs (a token id with
+    other bytes, other special tokens) or its logits are narrower than the vocabulary."""

@@ -157,6 +157,12 @@ class Matcher:
         return self.compiled.forced_bytes(self._history[-1])
 
     @property
+    def state(self) -> Any:
+        """The current automaton state (immutable, hashable): what masks and forced bytes are a
+        function of. For tools that step `compiled.next_state` without advancing the matcher."""
+        return self._history[-1]
+
+    @property
     def num_accepted_tokens(self) -> int:
         return len(self._history) - 1
 

@@ -35,8 +35,52 @@ def sample(
     decode loop that wants a reproducible stream keeps one generator per row and passes it."""
     import torch
 
+    x, rows, squeeze = _prepare(logits, params, bitmask, history)
+    ids = torch.empty(x.shape[0], dtype=torch.long, device=x.device)
+    probs = torch.zeros_like(x) if return_probs else None
+    g_rows, g_ids, s_rows, ps = _final_distributions(x, rows)
+    if g_rows is not None:
+        ids[g_rows] = g_ids
+        if probs is not None:
+            probs[g_rows, g_ids] = 1.0
+    if s_rows is not None:
+        ids[s_rows] = _draw(ps, s_rows.tolist(), rows, generator)
+        if probs is not None:
+            probs[s_rows] = ps
+    if squeeze:
+        ids = ids[0]
+        probs = probs[0] if probs is not None else None
+    return (ids, probs) if return_probs else ids
+
+
+def probabilities(
+    logits: Any,
+    params: Union[SamplingParams, Sequence[SamplingParams]],
+    *,
+    bitmask: Any = None,
+    history: Optional[Sequence[Sequence[int]]] = None,
+) -> Any:
+    """The distribution `sample` would draw each row from, without drawing: float32, the shape of
+    `logits`, one-hot at the argmax for temperature-0 rows. Speculative decoding verifies drafts
+    against exactly these vectors."""
+    import torch
+
+    x, rows, squeeze = _prepare(logits, params, bitmask, history)
+    probs = torch.zeros_like(x)
+    g_rows, g_ids, s_rows, ps = _final_distributions(x, rows)
+    if g_rows is not None:
+        probs[g_rows, g_ids] = 1.0
+    if s_rows is not None:
+        probs[s_rows] = ps
+    return probs[0] if squeeze else probs
+
+
+def _prepare(logits: Any, params: Any, bitmask: Any, history: Any) -> tuple[Any, list[SamplingParams], bool]:
+    """A float32 copy of the logits with the mask and the penalties applied, the per-row params,
+    and whether the input was one row (1-D)."""
+    import torch
+
     from .bitmask import apply_token_bitmask_inplace
-    from .truncation import truncate_
 
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point():
         raise TypeError("logits must be a floating-point torch tensor")
@@ -49,28 +93,28 @@ def sample(
         apply_token_bitmask_inplace(x, bitmask.unsqueeze(0) if bitmask.dim() == 1 else bitmask)
     _apply_penalties_(x, rows, history)
     _check_something_allowed(x)
+    return x, rows, squeeze
+
+
+def _final_distributions(x: Any, rows: list[SamplingParams]) -> tuple[Any, Any, Any, Any]:
+    """Temperature and truncation: (greedy rows, their argmax ids, sampled rows, their
+    probabilities); a part is None when no row is of its kind."""
+    import torch
+
+    from .truncation import truncate_
+
     temps = torch.tensor([p.temperature for p in rows], dtype=torch.float32, device=x.device)
     greedy = temps == 0
-    ids = torch.empty(x.shape[0], dtype=torch.long, device=x.device)
-    probs = torch.zeros_like(x) if return_probs else None
+    g_rows = g_ids = s_rows = ps = None
     if bool(greedy.any()):
         g_rows = greedy.nonzero().flatten()
         g_ids = x[g_rows].argmax(dim=1)
-        ids[g_rows] = g_ids
-        if probs is not None:
-            probs[g_rows, g_ids] = 1.0
     if not bool(greedy.all()):
         s_rows = (~greedy).nonzero().flatten()
         xs = x[s_rows] / temps[s_rows].unsqueeze(1)
         truncate_(xs, [rows[i] for i in s_rows.tolist()])
         ps = torch.softmax(xs, dim=1)
-        ids[s_rows] = _draw(ps, s_rows.tolist(), rows, generator)
-        if probs is not None:
-            probs[s_rows] = ps
-    if squeeze:
-        ids = ids[0]
-        probs = probs[0] if probs is not None else None
-    return (ids, probs) if return_probs else ids
+    return g_rows, g_ids, s_rows, ps
 
 
 def _apply_penalties_(x: Any, rows: list[SamplingParams], history: Any) -> None:

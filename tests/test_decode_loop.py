@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from constrain import Compiler, grammars
-from constrain.decode_loop import generate, prompt_ids
+from constrain.decode_loop import generate
+from constrain.model_forward import prompt_ids
 from constrain.integrations.transformers import ConstrainLogitsProcessor
 from constrain.kernels import SamplingParams
 
@@ -73,17 +74,22 @@ def test_lark_output_parses(smollm2, compiler, sampling):
 
 
 def test_greedy_shortcut_equals_masking_every_step(smollm2, compiler):
-    """The shortcut (mask only when the argmax is illegal) against transformers' greedy search
-    with the mask applied at every step by our LogitsProcessor: the same tokens."""
+    """The plain loop's shortcut (mask only when the argmax is illegal) and the speculative loop
+    (jump-forward, the default) against transformers' greedy search with the mask applied at
+    every step by our LogitsProcessor: the same tokens."""
     grammar = compiler.compile_json_schema(PERSON)
     messages = chat("Describe Alan Turing as JSON.")
-    ours = generate(smollm2.model, smollm2.tokenizer, messages, grammar, sampling=GREEDY, max_new_tokens=60)
+    ours = generate(smollm2.model, smollm2.tokenizer, messages, grammar, sampling=GREEDY, max_new_tokens=60, jump_forward=False)
     assert ours.stats.greedy_shortcuts > 0 and ours.stats.masks_computed > 0
+    assert ours.stats.target_passes == len(ours.token_ids) + (ours.stats.stop_reason == "eos")
     ids = prompt_ids(smollm2.tokenizer, messages)
     out = smollm2.model.generate(ids, max_new_tokens=60, do_sample=False, logits_processor=[ConstrainLogitsProcessor(grammar)])
     theirs = out[0, ids.shape[1]:].tolist()
     assert theirs[: len(ours.token_ids)] == ours.token_ids
     assert set(theirs[len(ours.token_ids):]) <= smollm2.vocab.eos_token_ids
+    jumped = generate(smollm2.model, smollm2.tokenizer, messages, grammar, sampling=GREEDY, max_new_tokens=60)
+    assert jumped.token_ids == ours.token_ids
+    assert jumped.stats.forced_tokens > 0 and jumped.stats.target_passes < ours.stats.target_passes
 
 
 def test_seeded_sampling_reproduces_and_penalties_apply(smollm2, compiler):

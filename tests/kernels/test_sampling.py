@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from constrain.kernels import SamplingParams, allocate_token_bitmask, sample
+from constrain.kernels import SamplingParams, allocate_token_bitmask, probabilities, sample
 
 
 def bitmask_allowing(rows: list[list[int]], width: int) -> torch.Tensor:
@@ -56,6 +56,24 @@ def test_greedy_takes_the_legal_argmax_and_reports_one_hot():
     ids, probs = sample(logits, SamplingParams(temperature=0), bitmask=mask, return_probs=True)
     assert ids.tolist() == [1, 3]
     assert probs.tolist() == [[0, 1, 0, 0], [0, 0, 0, 1]]
+
+
+def test_probabilities_are_what_sample_draws_from():
+    """`probabilities` (speculative decoding's p) equals sample's returned distribution, row by
+    row, for mixed greedy and sampled rows with penalties and truncation."""
+    torch.manual_seed(0)
+    logits = torch.randn(3, 70)
+    mask = bitmask_allowing([list(range(0, 70, 2)), list(range(10, 50)), [5, 6, 7]], 70)
+    params = [
+        SamplingParams(temperature=0.8, top_k=9, top_p=0.9, repetition_penalty=1.3),
+        SamplingParams(temperature=0),
+        SamplingParams(temperature=1.5, min_p=0.05, frequency_penalty=0.4),
+    ]
+    history = [[2, 4, 4], [11, 12], [6]]
+    _, drawn_from = sample(logits, params, bitmask=mask, history=history, return_probs=True)
+    p = probabilities(logits, params, bitmask=mask, history=history)
+    assert torch.equal(p, drawn_from)
+    assert torch.equal(probabilities(logits[1], params[1], bitmask=mask[1], history=[history[1]]), p[1])
 
 
 def test_logits_are_left_unchanged_and_any_float_dtype_works():
