@@ -61,12 +61,15 @@ def resolve_drafters(draft: Any, jump_forward: bool, tokenizer: Any) -> tuple[Op
     from .specdec.jump_forward import ForcedDrafter
     from .specdec.model_drafter import ModelDrafter
     from .specdec.ngram import NgramDrafter
+    from .specdec.text_lookup import TextLookupDrafter
 
     forced = ForcedDrafter(tokenizer) if jump_forward or draft == "forced" else None
     if draft is None or draft == "forced":
         return None, forced
     if draft == "ngram":
         return NgramDrafter(), forced
+    if draft == "lookup":
+        return TextLookupDrafter(tokenizer), forced
     if isinstance(draft, str):
         raise ValueError(f"draft must be None, 'ngram', 'forced', a drafter or a model; got {draft!r}")
     if callable(getattr(draft, "propose", None)):

@@ -164,6 +164,11 @@ class GammaController:
             return self._v0
         return max(0.0, self._extra) / self._t1  # noise can make the marginal time negative
 
+    @property
+    def has_pass_time(self) -> bool:
+        """Whether a one-position target pass has been timed (the costs are relative to it)."""
+        return self._t1 is not None
+
     def best(self) -> int:
         """best_gamma under the current estimates (no warmup floor, no probing, no side effect)."""
         return best_gamma(self._alpha, self.c, verify_cost=self.verify_cost, max_gamma=self.max_gamma)

@@ -30,6 +30,7 @@ from .randomness import Randomness
 from .verify import accept_drafts
 
 MAX_ROUNDS = 4  # forced run / drafter alternations per step
+CALIBRATE_AFTER = 6  # passes before a draft-free pass is forced to time a one-position pass
 
 
 @dataclass
@@ -77,8 +78,13 @@ def speculative_decode(
             result.stop_reason = "length"
             break
         context = prompt + out
-        # an adaptive controller learns the one-position pass time from the first pass after the prompt
-        calibrating = metrics.target_passes == 1 and isinstance(controller, GammaController)
+        # an adaptive controller needs one pass over one position to measure the costs against:
+        # if none has come by itself after a few passes, this pass drafts nothing
+        calibrating = (
+            isinstance(controller, GammaController)
+            and not controller.has_pass_time
+            and metrics.target_passes >= CALIBRATE_AFTER
+        )
         gamma = controller.gamma() if controller is not None and not calibrating else 0
         timer = [0.0]
         draft = _propose(context, matcher, drafter, forced, gamma, 0 if calibrating else max_forced, remaining - 1, rng, timer)

@@ -1,0 +1,94 @@
+"""Prompt lookup over text: draft the continuation of the longest earlier echo of the output's end.
+
+Token-level n-grams miss most echoes in structured output: a value copied from the prompt into a
+JSON string is tokenized differently there (" Ada" in prose, "Ad" + "a" after a quote). Matching
+bytes instead finds the echo whatever the tokens: the longest suffix of the context's bytes
+(prompt and output) that occurs earlier is located, the bytes that followed that occurrence are
+spelled with the model's tokens (token_spelling.spell) and cut where the grammar rejects them.
+Deterministic (no q): the verifier draws from the target and accepts on a match.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from constrain.matcher import Matcher
+
+from .drafting import Draft
+from .randomness import Randomness
+from .token_spelling import as_encode, spell
+
+
+class TextLookupDrafter:
+    """`encode`: the model's tokenizer (an object with .encode, or str -> ids; None: greedy
+    longest match over the vocabulary). A match needs at least `min_match` bytes; suffixes are
+    considered up to `max_match` bytes; the draft spells at most `max_bytes` following bytes."""
+
+    kind = "lookup"
+
+    def __init__(
+        self, encode: Any = None, *, min_match: int = 3, max_match: int = 64, max_tokens: int = 10, max_bytes: int = 96
+    ) -> None:
+        for name, value in (("min_match", min_match), ("max_match", max_match), ("max_tokens", max_tokens), ("max_bytes", max_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if max_match < min_match:
+            raise ValueError(f"max_match ({max_match}) must be >= min_match ({min_match})")
+        self._encode = as_encode(encode)
+        self.min_match, self.max_match = min_match, max_match
+        self.max_tokens, self.max_bytes = max_tokens, max_bytes
+        self._ids: list[int] = []
+        self._data = bytearray()
+        self._vocab: Any = None
+
+    def reset(self) -> None:
+        self._ids, self._data = [], bytearray()
+
+    def propose(self, context: Sequence[int], matcher: Matcher, max_tokens: int, rng: Optional[Randomness] = None) -> Draft:
+        limit = min(int(max_tokens), self.max_tokens)
+        if limit <= 0:
+            return Draft([], None, 0)
+        vocab = matcher.compiled.vocab
+        data = self._context_bytes(context, vocab)
+        start = self._echo(data)
+        if start < 0:
+            return Draft([], None, 0)
+        tokens = spell(vocab, bytes(data[start : start + self.max_bytes]), self._encode, limit)
+        return Draft(tokens[: matcher.validate_tokens(tokens)], None, 0)
+
+    def _context_bytes(self, context: Sequence[int], vocab: Any) -> bytearray:
+        """The context's bytes, extended in place when the context extends the previous one."""
+        ids = context if isinstance(context, list) else [int(t) for t in context]
+        n = len(self._ids)
+        if vocab is not self._vocab or len(ids) < n or ids[:n] != self._ids:
+            self._vocab, self._ids, self._data, n = vocab, [], bytearray(), 0
+        table = vocab.token_bytes
+        for t in ids[n:]:
+            self._data += table[t]
+        self._ids = list(ids)
+        return self._data
+
+    def _echo(self, data: bytearray) -> int:
+        """Where the bytes after the longest earlier occurrence of a suffix of `data` start, or
+        -1. An occurrence of a suffix implies one of every shorter suffix, so the longest
+        matching length is found by bisection."""
+        end = len(data)
+
+        def occurrence(length: int) -> int:
+            return data.rfind(data[end - length :], 0, end - 1) if length <= end - 1 else -1
+
+        lo, hi = self.min_match, min(self.max_match, end - 1)
+        if hi < lo:
+            return -1
+        best = occurrence(lo)
+        if best < 0:
+            return -1
+        best_len = lo
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            at = occurrence(mid)
+            if at >= 0:
+                lo, best, best_len = mid, at, mid
+            else:
+                hi = mid - 1
+        return best + best_len
