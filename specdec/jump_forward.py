@@ -75,8 +75,9 @@ def forced_tokens(
     data = utf8_prefix(forced[:cap] if len(forced) > cap else forced)
     if not data:
         return []
-    seen = spelled_before(history, data, vocab.token_bytes) if history else None
-    if seen is not None:
+    special = vocab.special_ids  # a special token's text is not a spelling the grammar accepts
+    seen = spelled_before(history, data, vocab.token_bytes) if len(history) else None
+    if seen is not None and special.isdisjoint(seen):
         return _accepted_prefix(compiled, state, seen[:max_tokens])
 
     tokens: Optional[list[int]] = None
@@ -90,13 +91,13 @@ def forced_tokens(
         return []
 
     table = vocab.token_bytes
-    if history:
+    if len(history):
         # the model's own spelling of the run's tail, after the canonical head up to a boundary
         pos = 0
         for k, tid in enumerate(tokens[:-1]):
             pos += len(table[tid])
             tail = spelled_before(history, data[pos:], table)
-            if tail is not None:
+            if tail is not None and special.isdisjoint(tail):
                 return _accepted_prefix(compiled, state, (tokens[: k + 1] + tail)[:max_tokens])
 
     # Accepted in sequence; states[i] is the state before tokens[i].

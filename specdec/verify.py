@@ -46,32 +46,38 @@ def accept_drafts(
     least up to the first draft the grammar rejects or that terminates (where p is 0 or the
     output ends), else len(drafts) + 1 rows. `greedy`: p rows are one-hot (temperature 0), so a
     draw is the argmax and uses no randomness."""
-    import torch
-
     rows = target_probs.shape[0]
     out: list[int] = []
     for i, x in enumerate(drafts):
         if i >= rows:
             raise ValueError(f"target_probs has {rows} rows; position {i} (draft {x}) needs one")
-        p = _normalized(target_probs[i])
+        p = target_probs[i]
         q = None if draft_probs is None else draft_probs[i]
         if q is None:
             y = _draw(p, rng, greedy)
             if y != x:
                 return Verdict(out + [y], i, True)
         else:
-            q = _normalized(q)
-            qx = float(q[x])
-            if qx <= 0:
+            qx = float(q[x]) / _total(q)
+            if not qx > 0:
                 raise ValueError(f"draft token {x} at position {i} has probability 0 under its own q")
-            if not rng.bernoulli(float(p[x]) / qx):
-                return Verdict(out + [rng.categorical(_residual(p, q))], i, True)
+            if not rng.bernoulli(float(p[x]) / _total(p) / qx):
+                return Verdict(out + [rng.categorical(_residual(_normalized(p), _normalized(q)))], i, True)
         out.append(int(x))
         if terminates(int(x)):
             return Verdict(out, i + 1, False)
     if rows <= len(drafts):
         raise ValueError(f"target_probs has {rows} rows; the bonus position {len(drafts)} needs one")
-    return Verdict(out + [_draw(_normalized(target_probs[len(drafts)]), rng, greedy)], len(drafts), False)
+    return Verdict(out + [_draw(target_probs[len(drafts)], rng, greedy)], len(drafts), False)
+
+
+def _total(probs: Any) -> float:
+    import torch
+
+    total = float(probs.sum(dtype=torch.float64))
+    if not total > 0:
+        raise ValueError("a probability row sums to zero")
+    return total
 
 
 def _residual(p: Any, q: Any) -> Any:
@@ -93,4 +99,5 @@ def _normalized(probs: Any) -> Any:
 
 
 def _draw(p: Any, rng: Randomness, greedy: bool) -> int:
+    """y ~ p (categorical normalizes); the argmax of a one-hot p without randomness."""
     return int(p.argmax()) if greedy else rng.categorical(p)

@@ -34,6 +34,7 @@ from .walk import walk_subtrees  # (this module is imported by the first JSON Sc
 _BOUNDARY_BUFFER = 4096
 _ROOT = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 MAX_FORCED_BYTES = 4096
+MAX_FORCED_MEMO = 65_536  # positions whose forced bytes are kept (cleared when full)
 
 
 class StackTokenAutomaton:
@@ -47,6 +48,7 @@ class StackTokenAutomaton:
         self.eos_ids = tuple(sorted(index.eos_ids))
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}
         self._rows: dict[Any, np.ndarray] = {}
+        self._forced: dict[Any, bytes] = {}
         self._slices = SliceChooser(index.slices, index.proofs)
         self._same = rules.same  # rules with the same DFA and exits share walks
         self.exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
@@ -74,6 +76,17 @@ class StackTokenAutomaton:
         return self.semantics.is_complete(state)
 
     def forced_bytes(self, state: frozenset) -> bytes:
+        """Memoized per position (jump-forward asks at every decoding step; each forced byte
+        costs a pass over the stacks' next bytes)."""
+        known = self._forced.get(state)
+        if known is None:
+            known = self._forced_bytes(state)
+            if len(self._forced) >= MAX_FORCED_MEMO:
+                self._forced.clear()
+            self._forced[state] = known
+        return known
+
+    def _forced_bytes(self, state: frozenset) -> bytes:
         out = bytearray()
         sem = self.semantics
         while len(out) < MAX_FORCED_BYTES and not sem.is_complete(state):
