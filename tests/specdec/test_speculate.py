@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 from toy_speculation import (
+    EOS,
     FixedGamma,
     ToyLM,
     exact_law,
@@ -156,3 +157,26 @@ def test_a_verifier_that_redraws_from_p_after_a_rejection_is_caught(grammar, mon
     reference = plain_law(ToyLM(salt=1), grammar, PROMPT, params, 3)
     law = spec_law(grammar, params, "model", 2, 3)
     assert 0.5 * sum(abs(law.get(k, 0.0) - reference.get(k, 0.0)) for k in set(law) | set(reference)) > 1e-3
+
+
+@pytest.mark.parametrize("kind", ["model+forced", "ngram"])
+def test_after_rejections_the_matcher_is_a_fresh_one_fed_the_emitted_tokens(grammar, kind):
+    """The grammar state only ever advances on emitted tokens: after speculative decoding with
+    rejections along the way, the matcher equals a fresh matcher fed the output (and its EOS)."""
+    from constrain.specdec.randomness import TorchRandomness
+
+    rejections = 0
+    for seed in range(30):
+        matcher = Matcher(grammar)
+        drafter, forced = drafter_for(kind, PARAMS["t0.7-topk3-penalties"], grammar)
+        result = speculative_decode(
+            ToyLM(salt=1), matcher, PROMPT, PARAMS["t0.7-topk3-penalties"], rng=TorchRandomness(torch.Generator().manual_seed(seed)),
+            max_new_tokens=8, drafter=drafter, forced=forced, controller=FixedGamma(3),
+        )
+        rejections += sum(1 for d, _, a in result.metrics.passes if a < d)
+        fresh = Matcher(grammar)
+        assert fresh.accept_tokens(result.tokens) == len(result.tokens)
+        if result.stop_reason == "eos":
+            assert fresh.accept_token(EOS)
+        assert fresh.state == matcher.state and fresh.num_accepted_tokens == matcher.num_accepted_tokens
+    assert rejections > 0
