@@ -365,3 +365,20 @@ def test_history_of_any_sequence_type(llama3, encode):
         assert forced_tokens(m, encode, history=h) == want
         assert ForcedDrafter(encode).propose(h, m, 8, None).tokens == want
     assert forced_tokens(m, encode, history=np.array([], dtype=np.int64)) == forced_tokens(m, encode)
+
+
+@given(head=st.binary(max_size=3), ff=st.integers(0, 2), other=st.binary(max_size=6))
+def test_successor_bounds_exactly_the_strings_with_the_prefix(head, ff, other):
+    """The least byte string above every string starting with `prefix` (None: no bound): every
+    string above `prefix` is below it iff it starts with `prefix`."""
+    from constrain.specdec.token_spelling import _successor
+
+    prefix = head + b"\xff" * ff  # trailing 0xff bytes: no real token extends them, so only here
+    succ = _successor(prefix)
+    for s in (other, prefix + other, prefix[:-1] + other, prefix + b"\xff" * 3):
+        if s.startswith(prefix):
+            assert succ is None or s < succ
+        elif s > prefix:
+            assert succ is not None and s >= succ
+    if prefix.rstrip(b"\xff"):
+        assert succ is not None and not succ.startswith(prefix) and succ > prefix
