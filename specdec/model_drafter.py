@@ -8,6 +8,7 @@ against the target's vocabulary and raises DrafterMismatchError naming the first
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Optional, Sequence
 
 from constrain.errors import DrafterMismatchError
@@ -45,7 +46,7 @@ class ModelDrafter:
         """Start a request: the prompt (penalties count only what follows it), the sampling
         parameters the target uses, and the target's vocabulary (the tokenizer check)."""
         if self.tokenizer is not None:
-            check_same_tokenizer(vocab, Vocabulary.from_pretrained(self.tokenizer))
+            check_same_tokenizer(vocab, _draft_vocabulary(self.tokenizer))
         width = _config_width(self.lm)
         if width is not None and width < vocab.size:
             raise DrafterMismatchError(
@@ -95,6 +96,29 @@ def check_same_tokenizer(target: Vocabulary, draft: Vocabulary) -> None:
     if target.special_ids != draft.special_ids:
         diff = sorted(target.special_ids ^ draft.special_ids)[:5]
         raise DrafterMismatchError(f"the special tokens differ between drafter and target (ids {diff})")
+
+
+_VOCABS_BY_OBJECT: "weakref.WeakKeyDictionary[Any, Vocabulary]" = weakref.WeakKeyDictionary()
+_VOCABS_BY_PATH: dict[str, Vocabulary] = {}
+
+
+def _draft_vocabulary(tokenizer: Any) -> Vocabulary:
+    """The draft tokenizer's Vocabulary, read once per tokenizer object (or path): reading a
+    128k-token tokenizer takes about a second, and generate() checks on every request."""
+    if isinstance(tokenizer, (str, bytes)) or hasattr(tokenizer, "__fspath__"):
+        key = str(tokenizer)
+        if key not in _VOCABS_BY_PATH:
+            if len(_VOCABS_BY_PATH) >= 8:
+                _VOCABS_BY_PATH.clear()
+            _VOCABS_BY_PATH[key] = Vocabulary.from_pretrained(tokenizer)
+        return _VOCABS_BY_PATH[key]
+    try:
+        known = _VOCABS_BY_OBJECT.get(tokenizer)
+    except TypeError:  # not weak-referenceable
+        return Vocabulary.from_pretrained(tokenizer)
+    if known is None:
+        known = _VOCABS_BY_OBJECT[tokenizer] = Vocabulary.from_pretrained(tokenizer)
+    return known
 
 
 def _is_logits_fn(model: Any) -> bool:

@@ -15,11 +15,12 @@ both.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from constrain.kernels.bitmask import allocate_token_bitmask
-from constrain.kernels.sampling import probabilities
+from constrain.kernels.sampling import probabilities, sample
 from constrain.kernels.sampling_params import SamplingParams
 from constrain.matcher import Matcher
 
@@ -27,7 +28,7 @@ from .drafting import Draft, Drafter
 from .metrics import SpecMetrics
 from .planning import GammaController
 from .randomness import Randomness
-from .verify import accept_drafts
+from .verify import Verdict, accept_drafts
 
 MAX_ROUNDS = 4  # forced run / drafter alternations per step
 CALIBRATE_AFTER = 6  # passes before a draft-free pass is forced to time a one-position pass
@@ -69,57 +70,77 @@ def speculative_decode(
     prompt = [int(t) for t in prompt]
     out = result.tokens
     bitmask: Any = None
-    while True:
-        if matcher.must_terminate():
-            result.stop_reason = "grammar"
-            break
-        remaining = max_new_tokens - len(out)
-        if remaining <= 0:
-            result.stop_reason = "length"
-            break
-        context = prompt + out
-        # an adaptive controller needs one pass over one position to measure the costs against:
-        # if none has come by itself after a few passes, this pass drafts nothing
-        calibrating = (
-            isinstance(controller, GammaController)
-            and not controller.has_pass_time
-            and metrics.target_passes >= CALIBRATE_AFTER
-        )
-        gamma = controller.gamma() if controller is not None and not calibrating else 0
-        timer = [0.0]
-        draft = _propose(context, matcher, drafter, forced, gamma, 0 if calibrating else max_forced, remaining - 1, rng, timer)
-        result.draft_seconds += timer[0]
-        flags = draft.is_forced()
-
-        t0 = time.perf_counter()
-        logits = target.logits(context + draft.tokens, len(draft) + 1)
-        verify_seconds = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        if bitmask is None or bitmask.shape[0] < len(draft) + 1:
-            bitmask = allocate_token_bitmask(max(len(draft) + 1, 8), vocab.logits_width)
-        rows = _fill_position_masks(matcher, draft.tokens, bitmask)
-        result.mask_seconds += time.perf_counter() - t0
-        histories = [out + draft.tokens[:i] for i in range(rows)]
-        p = probabilities(logits[:rows], sampling, bitmask=bitmask[:rows], history=histories)
-        verdict = accept_drafts(p, draft.tokens, draft.q, rng, terminates=_terminates(vocab), greedy=greedy)
-
-        new: list[int] = []
-        for t in verdict.tokens:
-            if not matcher.accept_token(t):
-                raise RuntimeError(f"token {t} was emitted outside the grammar's mask (a bug in constrain)")
-            if matcher.is_terminated():
+    executor: Optional[ThreadPoolExecutor] = None
+    try:
+        while True:
+            if matcher.must_terminate():
+                result.stop_reason = "grammar"
                 break
-            new.append(t)
-        out.extend(new)
-        metrics.observe(flags, verdict.accepted, verdict.rejected, len(verdict.tokens))
-        if controller is not None and metrics.target_passes > 1:
-            _observe(controller, flags, verdict.accepted, verdict.rejected, verify_seconds, timer[0])
-        if new and on_tokens is not None:
-            on_tokens(new)
-        if matcher.is_terminated():
-            result.stop_reason = "eos"
-            break
+            remaining = max_new_tokens - len(out)
+            if remaining <= 0:
+                result.stop_reason = "length"
+                break
+            context = prompt + out
+            # an adaptive controller needs one pass over one position to measure the costs against:
+            # if none has come by itself after a few passes, this pass drafts nothing
+            calibrating = (
+                isinstance(controller, GammaController)
+                and not controller.has_pass_time
+                and metrics.target_passes >= CALIBRATE_AFTER
+            )
+            gamma = controller.gamma() if controller is not None and not calibrating else 0
+            timer = [0.0]
+            draft = _propose(context, matcher, drafter, forced, gamma, 0 if calibrating else max_forced, remaining - 1, rng, timer)
+            result.draft_seconds += timer[0]
+            flags = draft.is_forced()
+
+            pending = None
+            if not greedy:  # every position's mask, computed while the target runs
+                if bitmask is None or bitmask.shape[0] < len(draft) + 1:
+                    bitmask = allocate_token_bitmask(max(len(draft) + 1, 8), vocab.logits_width)
+                if executor is None:
+                    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="constrain-spec-masks")
+                pending = executor.submit(_timed_masks, matcher, draft.tokens, bitmask)
+            elif bitmask is None:
+                bitmask = allocate_token_bitmask(1, vocab.logits_width)
+
+            t0 = time.perf_counter()
+            try:
+                logits = target.logits(context + draft.tokens, len(draft) + 1)
+            finally:
+                masks = pending.result() if pending is not None else None
+            verify_seconds = time.perf_counter() - t0
+
+            if masks is None:
+                t0 = time.perf_counter()
+                verdict = _greedy_verdict(logits, draft.tokens, matcher, sampling, out, bitmask)
+                result.mask_seconds += time.perf_counter() - t0
+            else:
+                rows, seconds = masks
+                result.mask_seconds += seconds
+                histories = [out + draft.tokens[:i] for i in range(rows)]
+                p = probabilities(logits[:rows], sampling, bitmask=bitmask[:rows], history=histories)
+                verdict = accept_drafts(p, draft.tokens, draft.q, rng, terminates=_terminates(vocab))
+
+            new: list[int] = []
+            for t in verdict.tokens:
+                if not matcher.accept_token(t):
+                    raise RuntimeError(f"token {t} was emitted outside the grammar's mask (a bug in constrain)")
+                if matcher.is_terminated():
+                    break
+                new.append(t)
+            out.extend(new)
+            metrics.observe(flags, verdict.accepted, verdict.rejected, len(verdict.tokens))
+            if controller is not None and metrics.target_passes > 1:
+                _observe(controller, flags, verdict.accepted, verdict.rejected, verify_seconds, timer[0])
+            if new and on_tokens is not None:
+                on_tokens(new)
+            if matcher.is_terminated():
+                result.stop_reason = "eos"
+                break
+    finally:
+        if executor is not None:
+            executor.shutdown(wait=True)
     return result
 
 
@@ -178,6 +199,35 @@ def _with_q(draft: Draft, qs: list[Any]) -> Draft:
     draft.q = qs if any(q is not None for q in qs) else None
     draft.forced = sum(draft.forced_flags or [])
     return draft
+
+
+def _timed_masks(matcher: Matcher, drafts: list[int], bitmask: Any) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    rows = _fill_position_masks(matcher, drafts, bitmask)
+    return rows, time.perf_counter() - t0
+
+
+def _greedy_verdict(
+    logits: Any, drafts: list[int], matcher: Matcher, sampling: SamplingParams, out: list[int], bitmask: Any
+) -> Verdict:
+    """Temperature 0: at each position the (penalized) argmax, masked only where the grammar
+    rejects it — plain greedy decoding's exact shortcut; drafts are kept while they equal it."""
+    fork = matcher.fork()
+    compiled = matcher.compiled
+    kept: list[int] = []
+    for i in range(len(drafts) + 1):
+        history = [out + drafts[:i]]
+        y = int(sample(logits[i], sampling, history=history))
+        if compiled.next_state(fork.state, y) is None:
+            fork.fill_next_token_bitmask(bitmask, 0)
+            y = int(sample(logits[i], sampling, bitmask=bitmask[0], history=history))
+        if i == len(drafts) or y != drafts[i]:
+            return Verdict(kept + [y], i, i < len(drafts))
+        kept.append(y)
+        fork.accept_token(y)
+        if fork.is_terminated():
+            return Verdict(kept, i + 1, False)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _fill_position_masks(matcher: Matcher, drafts: list[int], bitmask: Any) -> int:
