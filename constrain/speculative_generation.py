@@ -4,6 +4,7 @@ and report its figures in the request's GenerationStats."""
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any, Callable, Optional
 
 from .compiled import CompiledGrammar
@@ -29,6 +30,8 @@ def speculative_loop(
     jump_forward: bool,
     log_drafts: bool,
 ) -> list[int]:
+    from .specdec.pass_costs import PassCosts
+    from .specdec.planning import GammaController
     from .specdec.randomness import TorchRandomness
     from .specdec.speculate import speculative_decode
 
@@ -36,9 +39,11 @@ def speculative_loop(
     if drafter is not None and hasattr(drafter, "begin"):
         drafter.begin(prompt, sampling, grammar.vocab)
     target = CachedLM(model)
+    costs = _pass_costs(model, PassCosts)
     result = speculative_decode(
         target, Matcher(grammar), prompt, sampling, rng=TorchRandomness(generator),
         max_new_tokens=max_new_tokens, drafter=drafter, forced=forced, on_tokens=on_tokens,
+        controller=GammaController(costs=costs) if drafter is not None else None, pass_costs=costs,
     )
     m = result.metrics
     stats.stop_reason = result.stop_reason
@@ -54,6 +59,22 @@ def speculative_loop(
     if log_drafts:
         logger.info(m.log_line())
     return result.tokens
+
+
+_COSTS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def _pass_costs(model: Any, make: Any) -> Any:
+    """One PassCosts table per model object, kept across requests: what a pass over n positions
+    costs is the model's and the machine's, not a request's (and a request is too short to learn
+    it)."""
+    try:
+        costs = _COSTS.get(model)
+        if costs is None:
+            costs = _COSTS[model] = make()
+        return costs
+    except TypeError:  # not weak-referenceable
+        return make()
 
 
 def resolve_drafters(draft: Any, jump_forward: bool, tokenizer: Any) -> tuple[Optional[Any], Optional[Any]]:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from .pass_costs import PassCosts
 
 __all__ = [
     "expected_tokens",
@@ -123,6 +126,7 @@ class GammaController:
         max_gamma: int = 16,
         probe_every: int = 8,
         warmup: int = 3,
+        costs: Optional["PassCosts"] = None,
     ) -> None:
         self._alpha = _check_real("alpha0", alpha0, 0.0, 1.0)
         self._c0 = _check_real("c0", c0, 0.0)
@@ -134,6 +138,7 @@ class GammaController:
         self.max_gamma = _check_int("max_gamma", max_gamma, 0)
         self.probe_every = _check_int("probe_every", probe_every, 1)
         self.warmup = _check_int("warmup", warmup, 0)
+        self.costs = costs  # measured pass cost per position count, where the loop keeps one
         self.observations = 0
         self._off_steps = 0
         # Cost EMAs in seconds; None until first observed (then the priors c0 / verify_cost0 stop
@@ -170,8 +175,20 @@ class GammaController:
         return self._t1 is not None
 
     def best(self) -> int:
-        """best_gamma under the current estimates (no warmup floor, no probing, no side effect)."""
-        return best_gamma(self._alpha, self.c, verify_cost=self.verify_cost, max_gamma=self.max_gamma)
+        """best_gamma under the current estimates (no warmup floor, no probing, no side effect).
+        With a PassCosts table that has measured a one-position pass, a pass over γ + 1
+        positions costs what the table says (padding included) instead of the linear model."""
+        if self.costs is None or self.costs.relative(1) is None:
+            return best_gamma(self._alpha, self.c, verify_cost=self.verify_cost, max_gamma=self.max_gamma)
+        c, v = self.c, self.verify_cost
+        best, best_s = 0, 1.0
+        for g in range(1, self.max_gamma + 1):
+            rel = self.costs.relative(g + 1)
+            cost = (rel if rel is not None else 1.0 + g * v) + g * c
+            s = _expected_tokens(self._alpha, g) / cost
+            if s > best_s:
+                best, best_s = g, s
+        return best
 
     @property
     def enabled(self) -> bool:

@@ -26,6 +26,7 @@ from constrain.matcher import Matcher
 
 from .drafting import Draft, Drafter
 from .metrics import SpecMetrics
+from .pass_costs import PassCosts
 from .planning import GammaController
 from .randomness import Randomness
 from .verify import Verdict, accept_drafts
@@ -56,11 +57,14 @@ def speculative_decode(
     controller: Optional[GammaController] = None,
     max_forced: int = 32,
     on_tokens: Optional[Callable[[list[int]], None]] = None,
+    pass_costs: Optional[PassCosts] = None,
 ) -> SpecResult:
     """Decode up to `max_new_tokens` tokens after `prompt`, advancing `matcher` by each emitted
     token. `drafter` proposes tokens (its count chosen by `controller` each step, γ; a fresh
     GammaController by default); `forced` (a ForcedDrafter) proposes grammar-forced runs of up to
-    `max_forced` tokens. `on_tokens` gets each step's new tokens (without a final EOS)."""
+    `max_forced` tokens. `on_tokens` gets each step's new tokens (without a final EOS).
+    `pass_costs`: a PassCosts table to learn the target's pass cost per position count and pad
+    passes to the cheapest count (the controller then plans with it too)."""
     if drafter is not None and controller is None:
         controller = GammaController()
     result = SpecResult([], "")
@@ -104,12 +108,18 @@ def speculative_decode(
             elif bitmask is None:
                 bitmask = allocate_token_bitmask(1, vocab.logits_width)
 
+            needed = len(draft) + 1
+            run = pass_costs.padded(needed) if pass_costs is not None else needed
+            ids = context + draft.tokens
+            ids += ids[-1:] * (run - needed)  # filler: later positions, unseen by the needed ones
             t0 = time.perf_counter()
             try:
-                logits = target.logits(context + draft.tokens, len(draft) + 1)
+                logits = target.logits(ids, run)[:needed]
             finally:
                 masks = pending.result() if pending is not None else None
             verify_seconds = time.perf_counter() - t0
+            if pass_costs is not None and metrics.target_passes > 0:  # not the prompt's pass
+                pass_costs.observe(run, verify_seconds)
 
             if masks is None:
                 t0 = time.perf_counter()
@@ -132,7 +142,7 @@ def speculative_decode(
             out.extend(new)
             metrics.observe(flags, verdict.accepted, verdict.rejected, len(verdict.tokens))
             if controller is not None and metrics.target_passes > 1:
-                _observe(controller, flags, verdict.accepted, verdict.rejected, verify_seconds, timer[0])
+                _observe(controller, flags, verdict.accepted, verdict.rejected, verify_seconds, timer[0], run)
             if new and on_tokens is not None:
                 on_tokens(new)
             if matcher.is_terminated():
@@ -253,6 +263,7 @@ def _observe(
     rejected: bool,
     seconds: float,
     drafter_seconds: float,
+    positions: int,
 ) -> None:
     """Feed the controller the drafter's own positions (forced ones are not the drafter's) and
     the pass's time."""
@@ -262,4 +273,4 @@ def _observe(
         rejected_inner = rejected and not forced_flags[accepted]
         controller.observe(inner, kept, rejected_inner)
     per_token = drafter_seconds / inner if inner else None
-    controller.observe_costs(draft_seconds_per_token=per_token, verify_seconds=seconds, positions=len(forced_flags) + 1)
+    controller.observe_costs(draft_seconds_per_token=per_token, verify_seconds=seconds, positions=positions)

@@ -180,3 +180,30 @@ def test_after_rejections_the_matcher_is_a_fresh_one_fed_the_emitted_tokens(gram
             assert fresh.accept_token(EOS)
         assert fresh.state == matcher.state and fresh.num_accepted_tokens == matcher.num_accepted_tokens
     assert rejections > 0
+
+
+def test_padding_passes_with_filler_positions_keeps_the_law(grammar):
+    """Passes padded to a cheaper position count (filler tokens after the drafts) give the same
+    law: a causal model's needed positions never see the filler."""
+    from constrain.specdec.pass_costs import PassCosts
+
+    costs = PassCosts(max_positions=8)
+    for n, seconds in {1: 1.0, 2: 3.0, 3: 3.0, 4: 1.5, 5: 1.6, 6: 9.0, 7: 9.0, 8: 9.0}.items():
+        costs.observe(n, seconds)
+        costs.observe(n, seconds)
+    assert costs.padded(2) == 4
+    params = PARAMS["t0.7-topk3-penalties"]
+    target = ToyLM(salt=1)
+    calls = []
+    real_logits = target.logits
+    target.logits = lambda ids, last: calls.append(last) or real_logits(ids, last)
+
+    def run(rng):
+        drafter, forced = drafter_for("model+forced", params, grammar)
+        return outcome(speculative_decode(target, Matcher(grammar), PROMPT, params, rng=rng, max_new_tokens=3,
+                                          drafter=drafter, forced=forced, controller=FixedGamma(1), pass_costs=costs))
+
+    law = exact_law(run)
+    reference = plain_law(ToyLM(salt=1), grammar, PROMPT, params, 3)
+    assert 0.5 * sum(abs(law.get(k, 0.0) - reference.get(k, 0.0)) for k in set(law) | set(reference)) < TV_LIMIT
+    assert 4 in calls  # some passes were padded
