@@ -3,13 +3,16 @@
 Token-level n-grams miss most echoes in structured output: a value copied from the prompt into a
 JSON string is tokenized differently there (" Ada" in prose, "Ad" + "a" after a quote). Matching
 bytes instead finds the echo whatever the tokens: the longest suffix of the context's bytes
-(prompt and output) that occurs earlier is located, the bytes that followed that occurrence are
-spelled with the model's tokens (token_spelling.spell) and cut where the grammar rejects them.
+(prompt and output) that occurs earlier is located; where the bytes that followed that occurrence
+start on a token boundary of the context, the context's own tokens from there are drafted (the
+model's spelling when the echo is of its own output), else those bytes are spelled with the
+model's tokens (token_spelling.spell); the draft is cut where the grammar rejects it.
 Deterministic (no q): the verifier draws from the target and accepts on a match.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Optional, Sequence
 
 from constrain.matcher import Matcher
@@ -39,10 +42,11 @@ class TextLookupDrafter:
         self.max_tokens, self.max_bytes = max_tokens, max_bytes
         self._ids: list[int] = []
         self._data = bytearray()
+        self._starts: list[int] = []  # byte offset of each id's bytes in _data
         self._vocab: Any = None
 
     def reset(self) -> None:
-        self._ids, self._data = [], bytearray()
+        self._ids, self._data, self._starts = [], bytearray(), []
 
     def propose(self, context: Sequence[int], matcher: Matcher, max_tokens: int, rng: Optional[Randomness] = None) -> Draft:
         limit = min(int(max_tokens), self.max_tokens)
@@ -53,7 +57,18 @@ class TextLookupDrafter:
         start = self._echo(data)
         if start < 0:
             return Draft([], None, 0)
-        tokens = spell(vocab, bytes(data[start : start + self.max_bytes]), self._encode, limit)
+        k = bisect_left(self._starts, start)
+        if k < len(self._ids) and self._starts[k] == start:  # on a token boundary: its own tokens
+            tokens = []
+            table = vocab.token_bytes
+            used = 0
+            for t in self._ids[k : k + limit]:
+                used += len(table[t])
+                if used > self.max_bytes:
+                    break
+                tokens.append(t)
+        else:
+            tokens = spell(vocab, bytes(data[start : start + self.max_bytes]), self._encode, limit)
         return Draft(tokens[: matcher.validate_tokens(tokens)], None, 0)
 
     def _context_bytes(self, context: Sequence[int], vocab: Any) -> bytearray:
@@ -61,11 +76,12 @@ class TextLookupDrafter:
         ids = context if isinstance(context, list) else [int(t) for t in context]
         n = len(self._ids)
         if vocab is not self._vocab or len(ids) < n or ids[:n] != self._ids:
-            self._vocab, self._ids, self._data, n = vocab, [], bytearray(), 0
+            self._vocab, self._ids, self._data, self._starts, n = vocab, [], bytearray(), [], 0
         table = vocab.token_bytes
         for t in ids[n:]:
+            self._starts.append(len(self._data))
             self._data += table[t]
-        self._ids = list(ids)
+        self._ids = [int(t) for t in ids]
         return self._data
 
     def _echo(self, data: bytearray) -> int:

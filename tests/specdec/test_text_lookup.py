@@ -111,6 +111,15 @@ def draft_oracle(vocab, ids, *, min_match, max_match, max_tokens, max_bytes, lim
     limit = min(limit, max_tokens)
     if start < 0 or limit <= 0:
         return []
+    starts = [len(_spell(vocab, ids[:k])) for k in range(len(ids))]
+    if start in starts:  # the echo begins on a token boundary: the context's own tokens
+        tokens, used = [], 0
+        for t in ids[starts.index(start) :][:limit]:
+            used += len(vocab.token_bytes[t])
+            if used > max_bytes:
+                break
+            tokens.append(t)
+        return tokens[: cut(tokens)]
     text = utf8_oracle(data[start : start + max_bytes])
     if not text:
         return []
@@ -121,6 +130,23 @@ def draft_oracle(vocab, ids, *, min_match, max_match, max_tokens, max_bytes, lim
             tokens = None
     tokens = (tokens if tokens is not None else greedy(text, limit))[:limit]
     return tokens[: cut(tokens)]
+
+
+def _utf8_cut(vocab):
+    """For the any-text grammar: the longest prefix of tokens whose bytes are a prefix of valid
+    UTF-8 (copied context tokens can be a lone continuation byte)."""
+    import codecs
+
+    def cut(tokens):
+        for k in range(len(tokens), -1, -1):
+            try:
+                codecs.getincrementaldecoder("utf-8")().decode(_spell(vocab, tokens[:k]), final=False)
+                return k
+            except UnicodeDecodeError:
+                continue
+        return 0
+
+    return cut
 
 
 def propose(drafter: TextLookupDrafter, ctx, matcher: Matcher, max_tokens: int = 100) -> list[int]:
@@ -177,7 +203,7 @@ def test_matches_the_brute_force_oracle(
     min_match, max_match = mm
     enc = encode if with_encode else None
     m = Matcher(lower if restrictive else anything)
-    cut = _re_cut(llama3, LOWER) if restrictive else len
+    cut = _re_cut(llama3, LOWER) if restrictive else _utf8_cut(llama3)
     drafter = TextLookupDrafter(enc, min_match=min_match, max_match=max_match, max_tokens=max_tokens, max_bytes=max_bytes)
     got = propose(drafter, ids, m, limit)
     want = draft_oracle(
@@ -332,8 +358,9 @@ def test_max_tokens_and_max_bytes_bound_the_draft(llama3, anything, encode):
     assert propose(TextLookupDrafter(encode), ctx, m, max_tokens=0) == []
     short = propose(TextLookupDrafter(encode, max_bytes=10), ctx, m)
     assert _spell(llama3, short) == b" brown fox"
-    # a byte cap in the middle of a word: the encoder spells the cut bytes exactly
-    assert _spell(llama3, propose(TextLookupDrafter(encode, max_bytes=8), ctx, m)) == b" brown f"
+    # the echo starts on a token boundary, so whole context tokens are copied: a byte cap in the
+    # middle of a word stops before that word's token
+    assert _spell(llama3, propose(TextLookupDrafter(encode, max_bytes=8), ctx, m)) == b" brown"
 
 
 def test_incomplete_utf8_after_the_echo_is_not_drafted(llama3, anything, encode):
@@ -358,18 +385,34 @@ def test_context_types(llama3, anything, encode):
         assert propose(TextLookupDrafter(encode), ctx, m) == want
 
 
+def test_on_a_token_boundary_the_context_tokens_are_copied(llama3, anything, encode):
+    """An echo of the model's own output (or of the prompt) that starts where a context token
+    starts is drafted as those very tokens, whatever the encoder would say."""
+    m = Matcher(anything)
+    ids = encode("foo: bar baz; foo:")
+    k = len(encode("foo:"))
+    assert propose(TextLookupDrafter(), ids, m) == ids[k:]
+    assert propose(TextLookupDrafter(encode), ids, m) == ids[k:]
+
+
 def test_the_encoder_or_greedy_longest_match(llama3, anything, hf_llama3, encode, tokenizer_files):
+    """Mid-token, the bytes after the echo are spelled: by the encoder where its tokens spell
+    them exactly, else by greedy longest match."""
     import transformers
 
     m = Matcher(anything)
-    ctx = encode("foo:  indented; foo:")
-    after = "  indented; foo:"  # BPE: ' ', ' ind', 'ented', ... greedy longest match: '  ', 'indent', ...
+    colon = next(t for t in (": ", ":  ", ": (", ":\n") if llama3.token_id(t) is not None)
+    tok = lambda text: llama3.token_id(text)  # noqa: E731
+    # "foo" + ":<rest>" + ... then the suffix "foo:": the echo ends inside the ":<rest>" token
+    ctx = [tok("foo"), tok(colon)] + encode(" indented; ") + [tok("foo"), tok(":")]
+    after = _spell(llama3, ctx)[4:].decode()
     greedy = propose(TextLookupDrafter(), ctx, m)
     assert _spell(llama3, greedy) == after.encode()
     hf_fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_files["llama3"] / "tokenizer.json"))
     for source in (encode, hf_llama3, hf_fast):  # a callable, tokenizers.Tokenizer, transformers
         got = propose(TextLookupDrafter(source), ctx, m)
-        assert got == encode(after) != greedy
+        assert got == encode(after)
+        assert _spell(llama3, got) == after.encode()
     # an encoder whose tokens do not spell the bytes (a BOS in front): greedy longest match
     bos = min(llama3.special_ids)
     assert propose(TextLookupDrafter(lambda s: [bos] + encode(s)), ctx, m) == greedy
