@@ -14,6 +14,8 @@ both.
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -74,83 +76,76 @@ def speculative_decode(
     prompt = [int(t) for t in prompt]
     out = result.tokens
     bitmask: Any = None
-    executor: Optional[ThreadPoolExecutor] = None
-    try:
-        while True:
-            if matcher.must_terminate():
-                result.stop_reason = "grammar"
-                break
-            remaining = max_new_tokens - len(out)
-            if remaining <= 0:
-                result.stop_reason = "length"
-                break
-            context = prompt + out
-            # an adaptive controller needs one pass over one position to measure the costs against:
-            # if none has come by itself after a few passes, this pass drafts nothing
-            calibrating = (
-                isinstance(controller, GammaController)
-                and not controller.has_pass_time
-                and metrics.target_passes >= CALIBRATE_AFTER
-            )
-            gamma = controller.gamma() if controller is not None and not calibrating else 0
-            timer = [0.0]
-            draft = _propose(context, matcher, drafter, forced, gamma, 0 if calibrating else max_forced, remaining - 1, rng, timer)
-            result.draft_seconds += timer[0]
-            flags = draft.is_forced()
+    while True:
+        if matcher.must_terminate():
+            result.stop_reason = "grammar"
+            break
+        remaining = max_new_tokens - len(out)
+        if remaining <= 0:
+            result.stop_reason = "length"
+            break
+        context = prompt + out
+        # an adaptive controller needs one pass over one position to measure the costs against:
+        # if none has come by itself after a few passes, this pass drafts nothing
+        calibrating = (
+            isinstance(controller, GammaController)
+            and not controller.has_pass_time
+            and metrics.target_passes >= CALIBRATE_AFTER
+        )
+        gamma = controller.gamma() if controller is not None and not calibrating else 0
+        timer = [0.0]
+        draft = _propose(context, matcher, drafter, forced, gamma, 0 if calibrating else max_forced, remaining - 1, rng, timer)
+        result.draft_seconds += timer[0]
+        flags = draft.is_forced()
 
-            pending = None
-            if not greedy:  # every position's mask, computed while the target runs
-                if bitmask is None or bitmask.shape[0] < len(draft) + 1:
-                    bitmask = allocate_token_bitmask(max(len(draft) + 1, 8), vocab.logits_width)
-                if executor is None:
-                    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="constrain-spec-masks")
-                pending = executor.submit(_timed_masks, matcher, draft.tokens, bitmask)
-            elif bitmask is None:
-                bitmask = allocate_token_bitmask(1, vocab.logits_width)
+        pending = None
+        if not greedy:  # every position's mask, computed while the target runs
+            if bitmask is None or bitmask.shape[0] < len(draft) + 1:
+                bitmask = allocate_token_bitmask(max(len(draft) + 1, 8), vocab.logits_width)
+            pending = _mask_executor().submit(_timed_masks, matcher, draft.tokens, bitmask)
+        elif bitmask is None:
+            bitmask = allocate_token_bitmask(1, vocab.logits_width)
 
-            needed = len(draft) + 1
-            run = pass_costs.padded(needed) if pass_costs is not None else needed
-            ids = context + draft.tokens
-            ids += ids[-1:] * (run - needed)  # filler: later positions, unseen by the needed ones
+        needed = len(draft) + 1
+        run = pass_costs.padded(needed) if pass_costs is not None else needed
+        ids = context + draft.tokens
+        ids += ids[-1:] * (run - needed)  # filler: later positions, unseen by the needed ones
+        t0 = time.perf_counter()
+        try:
+            logits = target.logits(ids, run)[:needed]
+        finally:
+            masks = pending.result() if pending is not None else None
+        verify_seconds = time.perf_counter() - t0
+        if pass_costs is not None and metrics.target_passes > 0:  # not the prompt's pass
+            pass_costs.observe(run, verify_seconds)
+
+        if masks is None:
             t0 = time.perf_counter()
-            try:
-                logits = target.logits(ids, run)[:needed]
-            finally:
-                masks = pending.result() if pending is not None else None
-            verify_seconds = time.perf_counter() - t0
-            if pass_costs is not None and metrics.target_passes > 0:  # not the prompt's pass
-                pass_costs.observe(run, verify_seconds)
+            verdict = _greedy_verdict(logits, draft.tokens, matcher, sampling, out, bitmask)
+            result.mask_seconds += time.perf_counter() - t0
+        else:
+            rows, seconds = masks
+            result.mask_seconds += seconds
+            histories = [out + draft.tokens[:i] for i in range(rows)]
+            p = probabilities(logits[:rows], sampling, bitmask=bitmask[:rows], history=histories)
+            verdict = accept_drafts(p, draft.tokens, draft.q, rng, terminates=_terminates(vocab))
 
-            if masks is None:
-                t0 = time.perf_counter()
-                verdict = _greedy_verdict(logits, draft.tokens, matcher, sampling, out, bitmask)
-                result.mask_seconds += time.perf_counter() - t0
-            else:
-                rows, seconds = masks
-                result.mask_seconds += seconds
-                histories = [out + draft.tokens[:i] for i in range(rows)]
-                p = probabilities(logits[:rows], sampling, bitmask=bitmask[:rows], history=histories)
-                verdict = accept_drafts(p, draft.tokens, draft.q, rng, terminates=_terminates(vocab))
-
-            new: list[int] = []
-            for t in verdict.tokens:
-                if not matcher.accept_token(t):
-                    raise RuntimeError(f"token {t} was emitted outside the grammar's mask (a bug in constrain)")
-                if matcher.is_terminated():
-                    break
-                new.append(t)
-            out.extend(new)
-            metrics.observe(flags, verdict.accepted, verdict.rejected, len(verdict.tokens))
-            if controller is not None and metrics.target_passes > 1:
-                _observe(controller, flags, verdict.accepted, verdict.rejected, verify_seconds, timer[0], run)
-            if new and on_tokens is not None:
-                on_tokens(new)
+        new: list[int] = []
+        for t in verdict.tokens:
+            if not matcher.accept_token(t):
+                raise RuntimeError(f"token {t} was emitted outside the grammar's mask (a bug in constrain)")
             if matcher.is_terminated():
-                result.stop_reason = "eos"
                 break
-    finally:
-        if executor is not None:
-            executor.shutdown(wait=True)
+            new.append(t)
+        out.extend(new)
+        metrics.observe(flags, verdict.accepted, verdict.rejected, len(verdict.tokens))
+        if controller is not None and metrics.target_passes > 1:
+            _observe(controller, flags, verdict.accepted, verdict.rejected, verify_seconds, timer[0], run)
+        if new and on_tokens is not None:
+            on_tokens(new)
+        if matcher.is_terminated():
+            result.stop_reason = "eos"
+            break
     return result
 
 
@@ -209,6 +204,19 @@ def _with_q(draft: Draft, qs: list[Any]) -> Draft:
     draft.q = qs if any(q is not None for q in qs) else None
     draft.forced = sum(draft.forced_flags or [])
     return draft
+
+
+_EXECUTOR: list[Optional[ThreadPoolExecutor]] = [None]
+_EXECUTOR_LOCK = threading.Lock()
+
+
+def _mask_executor() -> ThreadPoolExecutor:
+    """The threads that compute verification masks during target passes, shared by every loop in
+    the process (a thread per request would cost more than a toy model's whole pass)."""
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR[0] is None:
+            _EXECUTOR[0] = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1), thread_name_prefix="constrain-spec-masks")
+        return _EXECUTOR[0]
 
 
 def _timed_masks(matcher: Matcher, drafts: list[int], bitmask: Any) -> tuple[int, float]:
