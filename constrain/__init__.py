@@ -12,10 +12,13 @@ from .errors import (
     ConstrainError,
     GrammarError,
     LimitExceededError,
+    ModelLoadError,
+    OutputValidationError,
     RegexSyntaxError,
     RollbackError,
     SchemaError,
     TokenError,
+    TypedOutputError,
     UnsatisfiableSchemaError,
     UnsupportedGrammarError,
     UnsupportedSchemaError,
@@ -25,6 +28,9 @@ from .errors import (
 from .grammar.json_schema.report import check_schema
 from .limits import Limits
 from .matcher import Matcher
+from .models import load_model
+from .typed_function import FunctionResult, TypedFunction, function
+from .typed_output import Grammar, Regex
 from .vocab import Vocabulary
 from .kernels.bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
 from .kernels.sampling_params import SamplingParams
@@ -35,6 +41,15 @@ __all__ = [
     "Compiler",
     "GenerationResult",
     "GenerationStats",
+    "FunctionResult",
+    "Grammar",
+    "ModelLoadError",
+    "OutputValidationError",
+    "Regex",
+    "TypedFunction",
+    "TypedOutputError",
+    "function",
+    "load_model",
     "ConstrainError",
     "GrammarError",
     "LimitExceededError",

@@ -74,19 +74,22 @@ class Compiler:
         additional_properties: str = "schema",
         strict: bool = True,
         resources: Optional[Mapping[str, Any]] = None,
+        integer_zero_fraction: bool = True,
     ) -> CompiledGrammar:
         """A grammar of the JSON documents valid under `schema` (a dict, JSON text, or a Python
         type such as a Pydantic model). Unsupported keywords raise UnsupportedSchemaError with
         their JSON pointer; with strict=False they are relaxed and listed in `.relaxations`.
         `resources` maps URIs to other schema documents that `$ref`s may name (multi-file
-        schemas); nothing is ever fetched."""
+        schemas); nothing is ever fetched. integer_zero_fraction=False writes integers without the
+        ".0" JSON Schema allows them (what a typed output wants: 1.0000... never ends)."""
         from .automata.rules import NEAR_START_NFA_STATES, compile_rules
         from .grammar.json_schema.options import JsonSchemaOptions
         from .grammar.json_schema.sources import schema_to_dict
         from .grammar.json_schema.translate import Translator
         from .index.stack_index import StackTokenAutomaton
 
-        options = JsonSchemaOptions(whitespace, property_order, additional_properties, strict)
+        options = JsonSchemaOptions(whitespace, property_order, additional_properties, strict,
+                                    integer_zero_fraction=integer_zero_fraction)
         as_dict = schema_to_dict(schema)
         documents = {str(uri): schema_to_dict(doc) for uri, doc in (resources or {}).items()}
         # Key order is kept: the order of `properties` is the grammar's member order, so two

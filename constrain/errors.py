@@ -107,3 +107,52 @@ class TooManyAlternativesError(UnsupportedSchemaError):
 class DrafterMismatchError(ConstrainError, ValueError):
     """A speculative drafter cannot serve this target: its tokenizer differs (a token id with
     other bytes, other special tokens) or its logits are narrower than the vocabulary."""
+
+
+class ModelLoadError(ConstrainError):
+    """A model could not be loaded: a missing package or file, an unknown id, no tokenizer."""
+
+
+class TypedOutputError(ConstrainError, TypeError):
+    """A typed function's return annotation cannot become a grammar. `where` names the field
+    (a dotted path from the return type) that cannot."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(f"{message}{f' (at {where})' if where else ''}")
+        self.where = where
+
+
+class OutputValidationError(ConstrainError, ValueError):
+    """Generated text parsed but failed the return type's validation (a Pydantic validator, a
+    value the grammar could not express), or generation stopped at max_new_tokens before the
+    document was complete. `text` is what the model produced."""
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(f"{message}; the model produced {text[:200]!r}")
+        self.text = text
+
+
+class CommandLineError(ConstrainError):
+    """Bad input to the `constrain` command line (a missing file, an unknown name, a document cut
+    at --max-new-tokens). `exit_code`: 2 for usage errors, 1 for bad input or a failed run."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class TokenRejectedError(ConstrainError, ValueError):
+    """An engine adapter was handed a token its grammar does not allow at that point (SGLang's
+    accept_token after a mask was ignored, or a jump-forward retokenization whose ids spell other
+    bytes). `token_id` is the token, `position` how many tokens were accepted before it."""
+
+    def __init__(self, message: str, token_id: int, position: int) -> None:
+        super().__init__(message)
+        self.token_id = token_id
+        self.position = position
+
+
+class EngineOptionsError(ConstrainError, ValueError):
+    """An engine request's constrain options are malformed (an unknown key, no grammar or two,
+    a value of the wrong type) or ask for what the adapter cannot do. A ValueError, so serving
+    engines answer the request with a client error instead of failing the batch."""

@@ -28,6 +28,10 @@ settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# Compiled grammars are not written to ~/.cache/constrain by tests (constrain.models' default);
+# a test that wants the disk cache sets CONSTRAIN_CACHE_DIR to a temporary folder itself.
+os.environ.setdefault("CONSTRAIN_CACHE_DIR", "")
+
 
 def _package_dir(name: str) -> Optional[Path]:
     spec = importlib.util.find_spec(name)
@@ -192,24 +196,20 @@ def lark_accepts():
 
 
 class SmolLM2:
-    """The embedded default model, loaded once per test process (transformers, GGUF, CPU)."""
+    """The embedded default model, loaded once per test process (transformers, GGUF, CPU) through
+    constrain.models, so typed functions and the CLI in the same process share it."""
 
     def __init__(self, path: Path) -> None:
-        import warnings
-
         import torch
-        import transformers
+
+        from constrain.models import load_model
 
         if os.environ.get("PYTEST_XDIST_WORKER"):
             torch.set_num_threads(1)  # the other worker holds the other core: 2 threads would spin
-
-        transformers.logging.set_verbosity_error()
-        transformers.utils.logging.disable_progress_bar()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-            self.model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name).eval()
-        self.vocab = Vocabulary.from_pretrained(self.tokenizer, logits_width=self.model.config.vocab_size)
+        self.loaded = load_model(progress=False)
+        self.tokenizer = self.loaded.tokenizer
+        self.model = self.loaded.model
+        self.vocab = self.loaded.vocab
 
     def chat_ids(self, text: str):
         import torch

@@ -30,6 +30,8 @@ def test_public_api_is_the_minimal_export_list():
             "TokenError", "UnsupportedRegexError", "SchemaError", "UnsatisfiableSchemaError", "UnsupportedGrammarError", "check_schema", "UnsupportedSchemaError", "Vocabulary", "VocabularyError", "__version__",
             "allocate_token_bitmask", "apply_token_bitmask_inplace", "cache_info", "clear_cache",
             "generate", "GenerationResult", "GenerationStats", "SamplingParams",
+            "function", "TypedFunction", "FunctionResult", "Regex", "Grammar", "load_model",
+            "ModelLoadError", "OutputValidationError", "TypedOutputError",
         ]
     )
     for name in constrain.__all__:

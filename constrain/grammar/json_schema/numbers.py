@@ -38,19 +38,22 @@ def integer_bounds(schema: dict, integral: bool) -> tuple[Optional[float], bool,
     return lo, lo_ex, hi, hi_ex
 
 
-def integer_ir(lo, lo_ex, hi, hi_ex) -> ir.Node:
-    """Integers in the bounds; also the integral floats like 1.0 that JSON Schema counts."""
+def integer_ir(lo, lo_ex, hi, hi_ex, zero_fraction: bool = True) -> ir.Node:
+    """Integers in the bounds; also the integral floats like 1.0 that JSON Schema counts, unless
+    `zero_fraction` is off (typed outputs: a model that starts "1." may then write zeros forever)."""
     a = None if lo is None else (math.floor(lo) + 1 if lo_ex else math.ceil(lo))
     b = None if hi is None else (math.ceil(hi) - 1 if hi_ex else math.floor(hi))
     if a is not None and b is not None and a > b:
         return ir.NOTHING
-    return _integers(a, b)
+    return _integers(a, b, zero_fraction)
 
 
 @lru_cache(maxsize=1024)
-def _integers(a: Optional[int], b: Optional[int]) -> ir.Node:
+def _integers(a: Optional[int], b: Optional[int], zero_fraction: bool = True) -> ir.Node:
     """One node per bounds: `integer` recurs in every schema, and what the compiler learns
     about a node (hash, callees, size, its rule DFA) stays on it."""
+    if not zero_fraction:
+        return integer_range(a, b)
     return ir.concat(integer_range(a, b), ir.repeat(_ZERO_FRACTION, 0, 1))
 
 
@@ -233,7 +236,7 @@ def number_node(tr, schema: dict, pointer: str, integer: bool) -> ir.Node:
             )
         k = None
     if integer:
-        node: ir.Node = integer_ir(lo, lo_ex, hi, hi_ex)
+        node: ir.Node = integer_ir(lo, lo_ex, hi, hi_ex, tr.opts.integer_zero_fraction)
     elif lo is None and hi is None:
         node = NUMBER
     elif lo in (None, 0) and hi in (None, 0):

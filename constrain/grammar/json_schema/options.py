@@ -15,6 +15,7 @@ class JsonSchemaOptions:
     # up to this many properties (if not too large), the matcher keeps the keys beyond (any_order.py)
     max_property_count: int = 100  # min/maxProperties are counted up to this
     max_item_states: int = 4096  # arrays with contains / uniqueItems: counter states
+    integer_zero_fraction: bool = True  # "type": "integer" also admits 1.0, 1.00 (JSON Schema does)
 
     def __post_init__(self) -> None:
         for name, allowed in (
