@@ -6,7 +6,7 @@ same tokens, so both sides do exactly the same model work and the difference is 
 costs: masks not hidden behind the forward pass, applying them, and matcher bookkeeping. Runs
 alternate constrained / unconstrained and the figures are medians (these machines are noisy).
 
-    python benchmarks/e2e.py [--repeats 5] [--max-new-tokens 64]
+    python benchmarks/e2e.py [--repeats 5] [--max-new-tokens 64] [--quick]
 """
 
 from __future__ import annotations
@@ -65,7 +65,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--quick", action="store_true", help="1 repeat, 32 new tokens at most")
     args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.max_new_tokens = 1, min(args.max_new_tokens, 32)
 
     import transformers
 

@@ -5,8 +5,9 @@ matcher, fill a mask, accept a token, reset), so a benchmark can time them side 
 knowing which engine it holds. Also here: locating a real tokenizer on disk, and building the
 peers that are installed (a missing peer is a note, not an error).
 
-Benchmark scripts run as `python benchmarks/<name>.py`, so `benchmarks/` is sys.path[0] and they
-`import engines` directly; this is not a package.
+Benchmark scripts run as `python benchmarks/<name>.py` (then `benchmarks/` is sys.path[0] and they
+`import engines` directly) or, installed, as `python -m constrain.benchmarks.<name>` (`constrain
+bench <name>`; then they import it relative to the package).
 """
 
 from __future__ import annotations

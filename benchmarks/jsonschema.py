@@ -49,13 +49,19 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from constrain.grammar.json_schema.validation import valid_ignoring_unenforced_formats
-from engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
-from report import fmt, pct, print_table, ratio
-from schema_workload import DATA, SUBSETS, Item, load_subset, serialize  # noqa: F401 (Item: scripts)
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-sys.modules.pop("jsonschema", None)  # in case anything above resolved it to this file
+if __package__:  # python -m constrain.benchmarks.jsonschema (constrain bench jsonschema): nothing to shadow
+    from .engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
+    from .report import fmt, pct, print_table, ratio
+    from .schema_workload import DATA, SUBSETS, Item, load_subset, serialize  # noqa: F401 (Item: scripts)
+else:
+    from engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
+    from report import fmt, pct, print_table, ratio
+    from schema_workload import DATA, SUBSETS, Item, load_subset, serialize  # noqa: F401 (Item: scripts)
+
+    _HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+    sys.modules.pop("jsonschema", None)  # in case anything above resolved it to this file
 
 class _Timeout(Exception):
     pass

@@ -40,13 +40,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
-from lark_workload import Case, shared_cases, shipped_cases, walk_documents
-from report import fmt, pct, print_table, ratio
+if __package__:  # python -m constrain.benchmarks.lark (constrain bench lark): nothing to shadow
+    from .engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
+    from .lark_workload import Case, shared_cases, shipped_cases, walk_documents
+    from .report import fmt, pct, print_table, ratio
+else:
+    from engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
+    from lark_workload import Case, shared_cases, shipped_cases, walk_documents
+    from report import fmt, pct, print_table, ratio
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
-sys.modules.pop("lark", None)  # in case anything above resolved it to this file
+    _HERE = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+    sys.modules.pop("lark", None)  # in case anything above resolved it to this file
 
 
 @dataclass

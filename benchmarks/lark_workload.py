@@ -14,12 +14,16 @@ import csv
 import json
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+if __package__:  # constrain.benchmarks, installed
+    from .data_dir import data_dir
+else:  # imported by name from a script in benchmarks/
+    from data_dir import data_dir
+
+DATA = data_dir()
 LARK_DATA = DATA / "lark-grammars"
 
 

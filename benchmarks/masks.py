@@ -28,8 +28,9 @@ Garbage collection is off while timing. Ratios are ours/theirs: below 1 means we
 
 Layout: this file holds the workload, the measurement and the driver; engines.py the engine
 adapters and tokenizer setup (shared with other benchmarks), report.py the tables and summary.
-Run it as a script, not as a module: benchmarks/ is then sys.path[0], which is how
-`import engines` and `import report` resolve.
+Run it as a script (benchmarks/ is then sys.path[0], which is how `import engines` and
+`import report` resolve), or installed as `python -m constrain.benchmarks.masks` (`constrain bench
+masks`), where they are imported relative to the package.
 """
 
 from __future__ import annotations
@@ -45,10 +46,16 @@ from typing import Optional
 
 import numpy as np
 
-from engines import ConstrainEngine, Engine, XGrammarEngine, peer_engines, tokenizer_dir
-from report import (
-    Targets, print_compile, print_first_visit, print_memory, print_summary, print_warm, print_workload,
-)
+if __package__:  # python -m constrain.benchmarks.masks (constrain bench masks)
+    from .engines import ConstrainEngine, Engine, XGrammarEngine, peer_engines, tokenizer_dir
+    from .report import (
+        Targets, print_compile, print_first_visit, print_memory, print_summary, print_warm, print_workload,
+    )
+else:  # python benchmarks/masks.py: benchmarks/ is sys.path[0]
+    from engines import ConstrainEngine, Engine, XGrammarEngine, peer_engines, tokenizer_dir
+    from report import (
+        Targets, print_compile, print_first_visit, print_memory, print_summary, print_warm, print_workload,
+    )
 
 # ---------------------------------------------------------------------------------------------
 # Workload

@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+if __package__:  # constrain.benchmarks, installed
+    from .data_dir import data_dir
+else:  # imported by name from a script in benchmarks/
+    from data_dir import data_dir
+
+DATA = data_dir()
 SUBSETS = {  # subset -> folder of its files (with tests); JSONSchemaBench names its schema file
     **{s: "jsonschemabench-tests" for s in ("Github_trivial", "Github_easy", "Github_medium",
                                             "Glaiveai2K", "JsonSchemaStore")},
