@@ -1,6 +1,6 @@
 """Mask benchmark: constrain vs XGrammar vs llguidance on regexes over a real vocabulary.
 
-    python benchmarks/masks.py [--tokenizer llama3] [--quick]
+    python benchmarks/masks.py [--tokenizer llama3] [--quick] [--plots DIR]
 
 For each regex every engine gets the same question (the regex, matched as a whole, over the same
 vocabulary with the same EOS ids) and the same walk (the tokens of a sample string that fully
@@ -25,6 +25,8 @@ are also compared with ours: "agree" counts the differing (step, token) pairs by
 (special/added tokens as text, '.' dialect, forced-text canonical tokenization; "??" would be
 unexplained; tests/index/test_peers.py checks the same thing exhaustively).
 Garbage collection is off while timing. Ratios are ours/theirs: below 1 means we are faster.
+`--plots DIR` also writes the warm and first-visit mask times as SVG figures (CDFs and a
+histogram on a log axis, one line per engine; benchmarks/svg_plot.py) for docs/benchmarks.md.
 
 Layout: this file holds the workload, the measurement and the driver; engines.py the engine
 adapters and tokenizer setup (shared with other benchmarks), report.py the tables and summary.
@@ -42,6 +44,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -51,11 +54,13 @@ if __package__:  # python -m constrain.benchmarks.masks (constrain bench masks)
     from .report import (
         Targets, print_compile, print_first_visit, print_memory, print_summary, print_warm, print_workload,
     )
+    from .svg_plot import latency_cdf, latency_histogram
 else:  # python benchmarks/masks.py: benchmarks/ is sys.path[0]
     from engines import ConstrainEngine, Engine, XGrammarEngine, peer_engines, tokenizer_dir
     from report import (
         Targets, print_compile, print_first_visit, print_memory, print_summary, print_warm, print_workload,
     )
+    from svg_plot import latency_cdf, latency_histogram
 
 # ---------------------------------------------------------------------------------------------
 # Workload
@@ -231,6 +236,20 @@ def run_case(
     return r
 
 
+def write_plots(cases: list[Case], results: dict[str, dict[str, Result]], names: list[str], folder: str) -> list:
+    """--plots: SVG figures of the per-token mask times, one line per engine (docs/benchmarks.md)."""
+    warm = {n: [x for c in cases for x in results[c.name][n].warm_samples_us] for n in names}
+    first = {n: [x for c in cases for x in results[c.name][n].first_us] for n in names}
+    d = Path(folder)
+    return [
+        latency_cdf(warm, d / "masks-warm-cdf.svg",
+                    title=f"Warm mask time per token, {len(cases)} regexes pooled (states visited before)"),
+        latency_histogram(warm, d / "masks-warm-hist.svg", title="Warm mask time per token: distribution"),
+        latency_cdf(first, d / "masks-first-visit-cdf.svg",
+                    title="First-visit mask time per state (fresh grammar, every state new)"),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------------------------
@@ -242,6 +261,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer regexes and repetitions (< 30 s)")
     ap.add_argument("--only", default="", help="comma-separated case names")
     ap.add_argument("--xgrammar-threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--plots", default="", metavar="DIR", help="also write SVG plots of the mask times into DIR")
     args = ap.parse_args(argv)
 
     compile_reps, first_walks, walk_reps, budget_s = (3, 1, 8, 1.0) if args.quick else (10, 5, 40, 8.0)
@@ -321,6 +341,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     for n in notes:
         print(f"note: {n}")
     print(f"(measured in {elapsed:.1f} s)")
+    if args.plots:
+        for path in write_plots(cases, results, names, args.plots):
+            print(f"plot: {path}")
     return 0
 
 
