@@ -16,14 +16,17 @@ except ImportError:  # pragma: no cover - run from a checkout without the packag
     Regex = None  # type: ignore[assignment]
 
 
+Text = Annotated[str, Field(max_length=40)]  # bounded: a model that loops inside a string is cut off
+
+
 class Person(BaseModel):
-    name: str
-    age: int
+    name: Text
+    age: int = Field(ge=0, le=150)
 
 
 class Product(BaseModel):
-    name: str
-    price: float
+    name: Text
+    price: float = Field(ge=0, le=100000)
     in_stock: bool
 
 
@@ -33,19 +36,19 @@ class Unit(str, enum.Enum):
 
 
 class Reading(BaseModel):
-    city: str
-    temperature: int
+    city: Text
+    temperature: int = Field(ge=-100, le=200)
     unit: Unit
 
 
 class Meeting(BaseModel):
-    topic: str
+    topic: Text
     date: Annotated[str, Regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")]  # type: ignore[misc]
     attendees: int = Field(ge=1, le=1000)
 
 
 class Review(BaseModel):
-    product: str
+    product: Text
     sentiment: Literal["positive", "negative", "neutral"]
     stars: Optional[int] = Field(default=None, ge=1, le=5)
 

@@ -35,7 +35,7 @@ def run(mode: str, schema_in_prompt: bool, model: Any, per_task: int) -> dict[st
     valid = fields_right = fields_total = records_right = records = 0
     seconds: list[float] = []
     for record, instruction, items in TASKS:
-        fn = typed_function(record, instruction, model=model, schema_in_prompt=schema_in_prompt, max_new_tokens=96)
+        fn = typed_function(record, instruction, model=model, schema_in_prompt=schema_in_prompt, max_new_tokens=128)
         items = items[:per_task]
         started = time.perf_counter()
         if mode == "batch":

@@ -50,7 +50,7 @@ class FunctionOptions:
     max_new_tokens: int = 512
     draft: Any = None
     system: Optional[str] = None
-    schema_in_prompt: bool = True
+    schema_in_prompt: bool = False
     whitespace: str = "compact"
     strict: bool = True
 
