@@ -31,11 +31,11 @@ def typed_function(record: type, instruction: str, **options: Any) -> constrain.
     return constrain.function(**options)(extract)
 
 
-def run(mode: str, schema_in_prompt: bool, model: Any, per_task: int) -> dict[str, float]:
+def run(mode: str, output_hint: str, model: Any, per_task: int) -> dict[str, float]:
     valid = fields_right = fields_total = records_right = records = 0
     seconds: list[float] = []
     for record, instruction, items in TASKS:
-        fn = typed_function(record, instruction, model=model, schema_in_prompt=schema_in_prompt, max_new_tokens=128)
+        fn = typed_function(record, instruction, model=model, output_hint=output_hint, max_new_tokens=128)
         items = items[:per_task]
         started = time.perf_counter()
         if mode == "batch":
@@ -75,9 +75,9 @@ def main(argv: list[str] | None = None) -> None:
     per_task = 2 if args.quick else 10
     loaded = constrain.load_model(args.model)
     print(f"model {loaded.name}; {per_task * len(TASKS)} prompts per run; greedy")
-    print(f"{'mode':6} {'schema in prompt':>16} {'valid':>9} {'fields right':>12} {'records right':>13} {'s/record':>9}")
+    print(f"{'mode':6} {'output hint':>16} {'valid':>9} {'fields right':>12} {'records right':>13} {'s/record':>9}")
     for mode in args.modes.split(","):
-        for hint in (True, False):
+        for hint in ("fields", "none", "schema"):
             r = run(mode, hint, loaded, per_task)
             print(f"{mode:6} {str(hint):>16} {r['valid']:>4}/{r['records']:<4} {r['field_accuracy']:>12.1%} "
                   f"{r['record_accuracy']:>13.1%} {r['seconds_per_record']:>9.3f}", flush=True)

@@ -29,9 +29,10 @@ from .function_prompt import Prompt, PromptTemplate, build_prompt
 from .kernels.sampling_params import SamplingParams
 from .models import LoadedModel, load_model
 from .partial_json import parse_partial
-from .typed_output import OutputSpec, output_spec, schema_for_prompt
+from .typed_output import OutputSpec, fields_for_prompt, output_spec, schema_for_prompt
 
 R = TypeVar("R")
+OUTPUT_HINTS = ("fields", "schema", "none")
 
 
 @dataclass(frozen=True)
@@ -50,9 +51,13 @@ class FunctionOptions:
     max_new_tokens: int = 512
     draft: Any = None
     system: Optional[str] = None
-    schema_in_prompt: bool = False
+    output_hint: str = "fields"
     whitespace: str = "compact"
     strict: bool = True
+
+    def __post_init__(self) -> None:
+        if self.output_hint not in OUTPUT_HINTS:
+            raise ValueError(f"output_hint must be one of {', '.join(map(repr, OUTPUT_HINTS))}, not {self.output_hint!r}")
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(temperature=self.temperature, top_p=self.top_p, top_k=self.top_k, seed=self.seed)
@@ -114,7 +119,9 @@ class TypedFunction(Generic[R]):
 
     def _prompt(self, loaded: LoadedModel, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Prompt:
         instructions = None
-        if self.output.kind == "json" and self.options.schema_in_prompt:
+        if self.output.kind == "json" and self.options.output_hint == "fields":
+            instructions = fields_for_prompt(self.output.schema or {})
+        elif self.output.kind == "json" and self.options.output_hint == "schema":
             instructions = f"Answer with JSON that follows this JSON Schema: {schema_for_prompt(self.output.schema or {})}"
         return build_prompt(self.template.render(args, kwargs), chat=loaded.is_chat,
                             system=self.options.system, instructions=instructions)
@@ -277,7 +284,7 @@ class _Cancelled(Exception):
 
 def function(fn: Optional[Callable[..., Any]] = None, /, **options: Any) -> Any:
     """Declare a typed function: `@constrain.function` or `@constrain.function(model=..., temperature=...,
-    draft=..., max_new_tokens=..., system=..., schema_in_prompt=...)`; see FunctionOptions."""
+    draft=..., max_new_tokens=..., system=..., output_hint=...)`; see FunctionOptions."""
     try:
         settings = FunctionOptions(**options)
     except TypeError as exc:

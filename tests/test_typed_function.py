@@ -56,7 +56,7 @@ CASES = [
     (Book, "Give the book's title and year: {text}", "Dune was published in 1965."),
     (Mood, "Is this text happy or sad? {text}", "I won the lottery today!"),
     (Literal["yes", "no"], "Answer yes or no: {text}", "Is the sky blue?"),
-    (int, "How many legs does the animal have? {text}", "A spider."),
+    (int, "Answer with a number: {text}", "How many days are in a week?"),
     (float, "Give the number as a decimal: {text}", "three and a half"),
     (bool, "Is this statement true? {text}", "Water is wet."),
     (Annotated[str, Field(max_length=20)], "Answer in one word: {text}", "What is the capital of France?"),
@@ -164,7 +164,7 @@ def test_a_cut_off_output_is_an_error_not_a_half_object(smollm2):
 @pytest.mark.slow
 @pytest.mark.xdist_group("smollm2")
 def test_prompt_is_the_docstring_in_the_chat_template(smollm2):
-    @constrain.function(schema_in_prompt=False, system="Be brief.")
+    @constrain.function(output_hint="none", system="Be brief.")
     def extract(text: str, lang: str = "English") -> Person:
         """Extract the person ({lang}): {text}"""
 
@@ -174,6 +174,9 @@ def test_prompt_is_the_docstring_in_the_chat_template(smollm2):
     ]
     with pytest.raises(TypeError, match="extract"):
         extract.prompt()
+    hinted = extract.with_options(output_hint="fields").prompt("Ada")
+    assert hinted[-1]["content"].endswith("Answer with a JSON object with the fields name (string), age (integer).")
+    assert '"properties"' in extract.with_options(output_hint="schema").prompt("Ada")[-1]["content"]
 
 
 def test_declaration_errors_name_what_is_wrong():
@@ -201,3 +204,5 @@ def test_declaration_errors_name_what_is_wrong():
         constrain.function(temprature=0.5)
     with pytest.raises(ValueError, match="temperature"):
         constrain.function(temperature=-1)
+    with pytest.raises(ValueError, match="output_hint"):
+        constrain.function(output_hint="json")

@@ -185,3 +185,13 @@ def test_integers_are_written_without_a_fraction(compiler):
     typed = output_spec(int).compile(compiler)
     assert typed.accepts("1") and typed.accepts("-20") and not typed.accepts("1.0")
     assert not output_spec(Person).compile(compiler).accepts('{"name":"A","age":3.0}')
+
+
+def test_fields_for_prompt_names_fields_and_types():
+    from constrain.typed_output import fields_for_prompt
+
+    assert fields_for_prompt(output_spec(Person).schema) == (
+        "Answer with a JSON object with the fields name (string), age (integer), "
+        "address (object with street (string), zip (string) or null), tags (list of string).")
+    assert fields_for_prompt(output_spec(Color).schema) == 'Answer with a JSON one of "red"/"green".'
+    assert fields_for_prompt(output_spec(list[int]).schema) == "Answer with a JSON list of integer."
