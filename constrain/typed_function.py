@@ -38,9 +38,13 @@ OUTPUT_HINTS = ("fields", "schema", "none")
 @dataclass(frozen=True)
 class FunctionOptions:
     """How a typed function generates. model: None (the embedded SmolLM2), a transformers id or
-    path, a .gguf path, or a loaded model with `tokenizer`. schema_in_prompt: tell the model the
-    JSON Schema it must follow (the grammar enforces it either way; small models fill in better
-    values when they know the field names). draft: speculative decoding, as in constrain.generate."""
+    path, a .gguf path, or a loaded model with `tokenizer`. output_hint: what the prompt says of
+    the output (JSON outputs): "fields" (default) one line naming the fields and their types,
+    "schema" the JSON Schema, "none" nothing; the grammar enforces the shape either way. On the 50
+    extraction prompts of benchmarks/typed_extraction.py SmolLM2 got 75% of the fields right with
+    "fields", 76% with "none" and 57% with "schema" (it copies the schema's words into the
+    values); without a hint it ran away inside the quickstart's unbounded name string, which the
+    fields line prevents. draft: speculative decoding, as in constrain.generate."""
 
     model: Any = None
     tokenizer: Any = None
