@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from typing import Any
 
 from ..errors import CommandLineError, ConstrainError
-from ..grammar.json_schema.report import KeywordUse, SchemaReport, check_schema
+from ..grammar.json_schema.report import SchemaReport, check_schema
 from .output import fail, flag_names, one_line
 from .sources import schema_source
 
-_AT_POINTER = re.compile(r"\(at (#[^()]*)\)\s*$")
 ORDER = ("enforced", "relaxed", "refused", "not enforced", "annotation", "ignored")
 MEANING = {
     "enforced": "every generated document satisfies it",
@@ -44,25 +42,10 @@ def run(args: argparse.Namespace) -> int:
         report = check_schema(source.text)
     except ConstrainError as exc:
         raise CommandLineError(f"{source.label}: {one_line(str(exc))}") from exc
-    report = _with_refusal(report)
     print(json.dumps(_as_json(report)) if args.json else _table(report))
     if report.strict_error is not None:
         fail(f"{source.label}: a strict compile refuses this schema: {flag_names(one_line(report.strict_error))}")
     return 0
-
-
-def _with_refusal(report: SchemaReport) -> SchemaReport:
-    """Mark the keyword a strict compile refuses (its pointer ends the error) as refused: the
-    keyword walk alone knows only which keywords constrain enforces in general, not that this
-    value of one (a pattern with a backreference, say) cannot be."""
-    found = _AT_POINTER.search(report.strict_error or "")
-    if found is None:
-        return report
-    uses = tuple(
-        KeywordUse(u.pointer, u.keyword, "refused") if u.pointer == found.group(1) and u.status == "enforced" else u
-        for u in report.uses
-    )
-    return SchemaReport(uses, report.relaxations, report.strict_error)
 
 
 def _as_json(report: SchemaReport) -> dict[str, Any]:

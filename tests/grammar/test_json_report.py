@@ -34,3 +34,10 @@ def test_a_supported_schema_compiles_strictly():
     assert report.strict_error is None
     assert report.relaxations == ()
     assert {u.status for u in report.uses} == {"enforced"}
+
+
+def test_a_keyword_whose_value_a_strict_compile_refuses_is_marked_refused():
+    report = check_schema({"type": "string", "pattern": r"(a)\1"})  # a backreference
+    status = {u.pointer: u.status for u in report.uses}
+    assert status == {"#/type": "enforced", "#/pattern": "refused"}
+    assert "backreference" in report.strict_error

@@ -20,6 +20,7 @@ _SCHEMA_VALUES = (
     "unevaluatedProperties", "unevaluatedItems", "items",
 )
 _RELAXED = re.compile(r"^(\S+) at (#\S*?)(?::|$)")
+_AT_POINTER = re.compile(r"\(at (#[^)]*)\)\s*$")
 _FORMAT_NOTE = re.compile(r"^format '([^']*)' at (#\S*) is not enforced")
 
 
@@ -69,6 +70,11 @@ def check_schema(schema: Any, **options: Any) -> SchemaReport:
         m = _FORMAT_NOTE.match(note)
         if m:
             marks[f"{m.group(2)}/format"] = "not enforced"
+    # the keyword walk knows which keywords are enforced in general, not that this value of one (a
+    # pattern with a backreference, say) cannot be: the strict error names the place it refused
+    found = _AT_POINTER.search(strict_error or "")
+    if found and marks.get(found.group(1), "enforced") == "enforced":
+        marks[found.group(1)] = "refused"
     out = [KeywordUse(u.pointer, u.keyword, marks.get(u.pointer, u.status)) for u in uses]
     return SchemaReport(tuple(out), tuple(relaxed.relaxations), strict_error)
 
