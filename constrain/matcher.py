@@ -235,3 +235,11 @@ def _fill_device_tensor(bitmask: Any, index: int, row: np.ndarray) -> None:
     target[:n].copy_(torch.from_numpy(np.array(row)), non_blocking=False)
     if target.shape[0] > n:
         target[n:] = 0
+
+
+def spells_complete_document(grammar: CompiledGrammar, token_ids: Sequence[int]) -> bool:
+    """Whether `token_ids` spell a whole document of `grammar` (every token accepted, the grammar
+    may end there): how a decode loop cut at max_new_tokens tells a finished output (a number, a
+    regex match, SQL followed by comments) from a half one."""
+    matcher = Matcher(grammar)
+    return matcher.accept_tokens(token_ids) == len(token_ids) and matcher.is_accepting()

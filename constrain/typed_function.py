@@ -27,6 +27,7 @@ from .decode_loop import GenerationResult, GenerationStats, generate
 from .errors import OutputValidationError, TypedOutputError
 from .function_prompt import Prompt, PromptTemplate, build_prompt
 from .kernels.sampling_params import SamplingParams
+from .matcher import spells_complete_document
 from .models import LoadedModel, load_model
 from .partial_json import parse_partial
 from .typed_output import OutputSpec, fields_for_prompt, output_spec, schema_for_prompt
@@ -131,7 +132,7 @@ class TypedFunction(Generic[R]):
                             system=self.options.system, instructions=instructions)
 
     def _finish(self, prompt: Prompt, generated: GenerationResult, grammar: CompiledGrammar) -> FunctionResult[R]:
-        if generated.stats.stop_reason == "length" and not _complete(grammar, generated.token_ids):
+        if generated.stats.stop_reason == "length" and not spells_complete_document(grammar, generated.token_ids):
             raise OutputValidationError(
                 f"{self.__qualname__}: generation stopped at max_new_tokens={self.options.max_new_tokens} "
                 "before the output was complete; raise max_new_tokens", generated.text)
@@ -271,15 +272,6 @@ class TypedFunction(Generic[R]):
 
     def __repr__(self) -> str:
         return f"<constrain.function {self.__qualname__} -> {self.output.kind}>"
-
-
-def _complete(grammar: CompiledGrammar, token_ids: Sequence[int]) -> bool:
-    """Whether the grammar accepts the output where max_new_tokens cut it (a number, a regex
-    match, SQL followed by comments: complete documents the model had not ended yet)."""
-    from .matcher import Matcher
-
-    matcher = Matcher(grammar)
-    return matcher.accept_tokens(token_ids) == len(token_ids) and matcher.is_accepting()
 
 
 class _Cancelled(Exception):

@@ -265,3 +265,14 @@ def test_must_terminate_exactly_when_only_eos_is_allowed(compiler, hf_llama3, ll
     assert n.is_accepting() and not n.must_terminate()  # "pe" may follow
     m.accept_token(min(llama3.eos_token_ids))
     assert m.is_terminated() and not m.must_terminate()
+
+
+def test_spells_complete_document_tells_whole_from_half_and_rejected(compiler, llama3):
+    from constrain.matcher import spells_complete_document
+
+    grammar = compiler.compile_regex(r"\(1[0-9]\)")
+    open_, twelve, close, letter = (llama3.token_id(t) for t in ("(", "12", ")", "a"))
+    assert spells_complete_document(grammar, [open_, twelve, close])
+    assert not spells_complete_document(grammar, [open_, twelve])  # half a document
+    assert not spells_complete_document(grammar, [open_, letter, twelve, close])  # a rejected token
+    assert not spells_complete_document(grammar, [])

@@ -52,6 +52,7 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..decode_loop import generate
     from ..kernels.sampling_params import SamplingParams
+    from ..matcher import spells_complete_document
     from ..models import load_model
 
     source = _source(args)
@@ -77,21 +78,12 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.verbose:
         _report(loaded, result)
-    if not _complete(grammar, result.token_ids):
+    if not spells_complete_document(grammar, result.token_ids):
         shown = result.text if len(result.text) <= 60 else result.text[:57] + "..."
         fail(f"generation stopped at --max-new-tokens {args.max_new_tokens} before the document was complete "
              f"(it had {shown!r}); raise --max-new-tokens")
     print(result.text, flush=True)
     return 0
-
-
-def _complete(grammar: Any, token_ids: list[int]) -> bool:
-    """Do the tokens spell a whole document? (Judged on their bytes: the text is decoded with
-    replacement characters, which a cut mid-character would leave.)"""
-    from ..matcher import Matcher
-
-    matcher = Matcher(grammar)
-    return matcher.accept_tokens(token_ids) == len(token_ids) and matcher.is_accepting()
 
 
 def _source(args: argparse.Namespace) -> GrammarSource:
