@@ -26,7 +26,8 @@ import torch  # noqa: E402
 
 from constrain import Compiler, SamplingParams, Vocabulary, generate, grammars  # noqa: E402
 from constrain.model_forward import cached_forward, prompt_ids
-from constrain.demo import PERSON_SCHEMA, smollm2_gguf
+from constrain.demo import PERSON_SCHEMA
+from constrain.models import default_model_path
 from constrain.kernels import sample
 
 TASKS = [
@@ -75,7 +76,7 @@ def main() -> None:
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     warnings.filterwarnings("ignore")
-    path = smollm2_gguf()
+    path = default_model_path()
     tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name).eval()
     vocab = Vocabulary.from_pretrained(tokenizer, logits_width=model.config.vocab_size)

@@ -57,7 +57,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 import torch  # noqa: E402
 
 from constrain import Compiler, SamplingParams, Vocabulary, generate, grammars  # noqa: E402
-from constrain.demo import smollm2_gguf  # noqa: E402
+from constrain.models import default_model_path  # noqa: E402
 from constrain.kernels import sample  # noqa: E402
 from constrain.model_forward import cached_forward, prompt_ids  # noqa: E402
 
@@ -233,7 +233,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     print(f"benchmarks/specdec.py at {git_commit()}, {datetime.datetime.now().isoformat(timespec='seconds')}")
     t0 = time.perf_counter()
-    path = smollm2_gguf()
+    path = default_model_path()
     tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
     model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name).eval()
     vocab = Vocabulary.from_pretrained(tokenizer, logits_width=model.config.vocab_size)

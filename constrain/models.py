@@ -103,12 +103,6 @@ def load_model(model: Any = None, tokenizer: Any = None, *, progress: bool = Tru
         return _loaded[key]
 
 
-def loaded_models() -> list[str]:
-    """Names of the models this process holds (for tests and the CLI's reports)."""
-    with _lock:
-        return list(_loaded)
-
-
 def _resolve_key(model: Any) -> str:
     if model is None or str(model) == DEFAULT_MODEL:
         return DEFAULT_MODEL
