@@ -14,6 +14,7 @@ so a type that cannot become a grammar fails at import, naming the field.
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import inspect
 import queue
@@ -101,10 +102,23 @@ class TypedFunction(Generic[R]):
         self.is_async = inspect.iscoroutinefunction(fn)
         self._grammars: dict[int, CompiledGrammar] = {}
         self._lock = threading.Lock()
+        self._bound: tuple[Any, ...] = ()  # the instance, when read as a method of one
+
+    def __get__(self, instance: Any, owner: Optional[type] = None) -> "TypedFunction[R]":
+        """Declared in a class body, it is a method: read from an instance, it is bound to it
+        (`self` fills the first parameter; the docstring may name `{self.attr}`); the binding
+        shares the declaration's compiled grammars."""
+        if instance is None:
+            return self
+        bound = copy.copy(self)
+        bound._bound = (instance,)
+        return bound
 
     def with_options(self, **changes: Any) -> "TypedFunction[R]":
         """The same function with other options (model, temperature, draft, ...)."""
-        return TypedFunction(self.__wrapped__, replace(self.options, **changes))  # type: ignore[attr-defined]
+        changed = TypedFunction(self.__wrapped__, replace(self.options, **changes))  # type: ignore[attr-defined]
+        changed._bound = self._bound
+        return changed
 
     # -- the pieces a call is made of -----------------------------------------------------------
 
@@ -128,7 +142,7 @@ class TypedFunction(Generic[R]):
             instructions = fields_for_prompt(self.output.schema or {})
         elif self.output.kind == "json" and self.options.output_hint == "schema":
             instructions = f"Answer with JSON that follows this JSON Schema: {schema_for_prompt(self.output.schema or {})}"
-        return build_prompt(self.template.render(args, kwargs), chat=loaded.is_chat,
+        return build_prompt(self.template.render(self._bound + tuple(args), kwargs), chat=loaded.is_chat,
                             system=self.options.system, instructions=instructions)
 
     def _finish(self, prompt: Prompt, generated: GenerationResult, grammar: CompiledGrammar) -> FunctionResult[R]:
@@ -266,12 +280,13 @@ class TypedFunction(Generic[R]):
             return (), dict(item)
         if isinstance(item, tuple):
             return item, {}
-        if len(self.template.signature.parameters) != 1:
+        if len(self.template.signature.parameters) - len(self._bound) != 1:
             raise TypeError(f"{self.__qualname__}.batch: give each input as a tuple of arguments or a dict of keyword arguments")
         return (item,), {}
 
     def __repr__(self) -> str:
-        return f"<constrain.function {self.__qualname__} -> {self.output.kind}>"
+        bound = f" bound to {self._bound[0]!r}" if self._bound else ""
+        return f"<constrain.function {self.__qualname__}{bound} -> {self.output.kind}>"
 
 
 class _Cancelled(Exception):

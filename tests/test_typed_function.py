@@ -179,6 +179,30 @@ def test_prompt_is_the_docstring_in_the_chat_template(smollm2):
     assert '"properties"' in extract.with_options(output_hint="schema").prompt("Ada")[-1]["content"]
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("smollm2")
+def test_declared_in_a_class_it_is_a_method_bound_to_the_instance(smollm2):
+    class Extractor:
+        def __init__(self, kind: str) -> None:
+            self.kind = kind
+
+        @constrain.function(max_new_tokens=40, output_hint="none")
+        def extract(self, text: str) -> Person:
+            """Extract the {self.kind} described in this text: {text}"""
+
+    ada, turing = Extractor("person"), Extractor("scientist")
+    assert isinstance(Extractor.extract, constrain.TypedFunction)  # (read from the class: unbound)
+    assert ada.extract.prompt("Ada")[-1]["content"] == "Extract the person described in this text: Ada"
+    assert turing.extract.prompt("Ada")[-1]["content"] == "Extract the scientist described in this text: Ada"
+    assert "bound to" in repr(ada.extract)
+    assert ada.extract.with_options(temperature=0.5).prompt(text="x")[-1]["content"].endswith("person described in this text: x")
+    assert ada.extract.grammar() is Extractor.extract.grammar()  # (compiled once per declaration)
+    assert isinstance(ada.extract("Ada Lovelace, 36"), Person)
+    assert all(isinstance(p, Person) for p in ada.extract.batch(["Ada Lovelace, 36"]))  # (one argument past self)
+    with pytest.raises(TypeError, match="extract"):
+        Extractor.extract.prompt("Ada")  # (unbound: self missing)
+
+
 def test_declaration_errors_name_what_is_wrong():
     with pytest.raises(TypedOutputError, match="no return annotation"):
         @constrain.function
