@@ -6,7 +6,10 @@ bytes instead finds the echo whatever the tokens: the longest suffix of the cont
 (prompt and output) that occurs earlier is located; where the bytes that followed that occurrence
 start on a token boundary of the context, the context's own tokens from there are drafted (the
 model's spelling when the echo is of its own output), else those bytes are spelled with the
-model's tokens (token_spelling.spell); the draft is cut where the grammar rejects it.
+model's tokens (token_spelling.spell); the draft is cut where the grammar rejects it. A short
+match of punctuation alone is no evidence (`":"` recurs at every key of a JSON object). Without a
+match, the partial word at the end is looked up at earlier word starts (word_echo.py): the first
+bytes of a copied value.
 Deterministic (no q): the verifier draws from the target and accepts on a match.
 """
 
@@ -20,19 +23,24 @@ from constrain.matcher import Matcher
 from .drafting import Draft
 from .randomness import Randomness
 from .token_spelling import as_encode, spell
+from .word_echo import IS_WORD, word_echo
 
 
 class TextLookupDrafter:
     """`encode`: the model's tokenizer (an object with .encode, or str -> ids; None: greedy
     longest match over the vocabulary). A match needs at least `min_match` bytes; suffixes are
-    considered up to `max_match` bytes; the draft spells at most `max_bytes` following bytes."""
+    considered up to `max_match` bytes; the draft spells at most `max_bytes` following bytes.
+    A match of punctuation alone (no letter, digit or non-ASCII byte) needs `min_punctuation_match`
+    bytes. `word_starts`: without a match, look the partial word up at earlier word starts."""
 
     kind = "lookup"
 
     def __init__(
-        self, encode: Any = None, *, min_match: int = 3, max_match: int = 64, max_tokens: int = 10, max_bytes: int = 96
+        self, encode: Any = None, *, min_match: int = 3, max_match: int = 64, max_tokens: int = 10, max_bytes: int = 96,
+        min_punctuation_match: int = 8, word_starts: bool = True,
     ) -> None:
-        for name, value in (("min_match", min_match), ("max_match", max_match), ("max_tokens", max_tokens), ("max_bytes", max_bytes)):
+        for name, value in (("min_match", min_match), ("max_match", max_match), ("max_tokens", max_tokens),
+                            ("max_bytes", max_bytes), ("min_punctuation_match", min_punctuation_match)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if max_match < min_match:
@@ -40,6 +48,8 @@ class TextLookupDrafter:
         self._encode = as_encode(encode)
         self.min_match, self.max_match = min_match, max_match
         self.max_tokens, self.max_bytes = max_tokens, max_bytes
+        self.min_punctuation_match = min_punctuation_match
+        self.word_starts = bool(word_starts)
         self._ids: list[int] = []
         self._data = bytearray()
         self._starts: list[int] = []  # byte offset of each id's bytes in _data
@@ -55,6 +65,8 @@ class TextLookupDrafter:
         vocab = matcher.compiled.vocab
         data = self._context_bytes(context, vocab)
         start = self._echo(data)
+        if start < 0 and self.word_starts:
+            start = word_echo(data)
         if start < 0:
             return Draft([], None, 0)
         k = bisect_left(self._starts, start)
@@ -107,4 +119,6 @@ class TextLookupDrafter:
                 lo, best, best_len = mid, at, mid
             else:
                 hi = mid - 1
+        if best_len < self.min_punctuation_match and not any(IS_WORD[b] for b in data[end - best_len :]):
+            return -1  # (`":"` recurs at every key of a JSON object: it predicts no value)
         return best + best_len

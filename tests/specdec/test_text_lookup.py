@@ -1,8 +1,9 @@
 """TextLookupDrafter (prompt lookup over bytes): a brute-force oracle of "the longest suffix
 (min_match..max_match bytes) of the context's bytes that occurs earlier, most recent occurrence;
 the bytes after it (complete UTF-8, at most max_bytes) spelled by the encoder or by greedy longest
-match, at most max_tokens, cut where the grammar rejects", on random contexts of real Llama 3
-token ids; an echo of a prompt value into a JSON string whose tokens differ from the prompt's;
+match, at most max_tokens, cut where the grammar rejects" (a suffix of punctuation alone counting
+from min_punctuation_match bytes; without a suffix, the word-start echo: tests/support's
+word_echo_oracle), on random contexts of real Llama 3 token ids; an echo of a prompt value into a JSON string whose tokens differ from the prompt's;
 the incremental context bytes against a fresh drafter; argument checks. Real tokenizers only."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from constrain import Compiler, Matcher
 from constrain.specdec.drafting import Draft
 from constrain.specdec.ngram import NgramDrafter
 from constrain.specdec.text_lookup import TextLookupDrafter
+from word_echo_oracle import is_word, word_echo_oracle
 
 FIXTURES = [HealthCheck.function_scoped_fixture]
 
@@ -83,16 +85,19 @@ def _spell(vocab, tokens) -> bytes:
     return b"".join(vocab.token_bytes[t] for t in tokens)
 
 
-def echo_oracle(data: bytes, min_match: int, max_match: int) -> int:
+def echo_oracle(data: bytes, min_match: int, max_match: int, min_punctuation: int = 1, word_starts: bool = False) -> int:
     """Where the bytes after the most recent earlier occurrence of the longest matching suffix
-    start (an occurrence must end before the end of `data`), or -1."""
+    start (an occurrence must end before the end of `data`); a suffix of punctuation alone counts
+    from min_punctuation bytes; without one, with word_starts, the word-start echo; or -1."""
     end = len(data)
     for n in range(min(max_match, end - 1), min_match - 1, -1):
         suffix = data[end - n :]
+        if n < min_punctuation and not any(is_word(b) for b in suffix):
+            break
         for i in range(end - n - 1, -1, -1):  # most recent first; ends at i + n <= end - 1
             if data[i : i + n] == suffix:
                 return i + n
-    return -1
+    return word_echo_oracle(data) if word_starts else -1
 
 
 def utf8_oracle(data: bytes) -> bytes:
@@ -105,9 +110,11 @@ def utf8_oracle(data: bytes) -> bytes:
     return b""
 
 
-def draft_oracle(vocab, ids, *, min_match, max_match, max_tokens, max_bytes, limit, encode, greedy, cut) -> list[int]:
+def draft_oracle(
+    vocab, ids, *, min_match, max_match, max_tokens, max_bytes, limit, encode, greedy, cut, min_punctuation=1, word_starts=False
+) -> list[int]:
     data = _spell(vocab, ids)
-    start = echo_oracle(data, min_match, max_match)
+    start = echo_oracle(data, min_match, max_match, min_punctuation, word_starts)
     limit = min(limit, max_tokens)
     if start < 0 or limit <= 0:
         return []
@@ -161,7 +168,7 @@ def propose(drafter: TextLookupDrafter, ctx, matcher: Matcher, max_tokens: int =
 
 
 # -- the pool random contexts are drawn from: real Llama 3 tokens that overlap in bytes --------------
-POOL_TEXT = [" the", "the", "he", "t", "h", " cat", "cat", "at", "c", "a", " ", "  ", ",", "\n",
+POOL_TEXT = [" the", "the", "he", "t", "h", " cat", "cat", "at", "c", "a", " ", "  ", ",", "\n", "The", " Cat", "C", '":"',
              " é", "é", "中", "ab", "ba", "aba"]
 POOL_BYTES = [b"\xc3", b"\xa9", b"\xe4", b"\xb8", b"\xad"]  # pieces of "é" and "中": contexts cut mid-character
 
@@ -195,26 +202,30 @@ def _re_cut(vocab, pattern: str):
     limit=st.integers(0, 12),
     with_encode=st.booleans(),
     restrictive=st.booleans(),
+    min_punctuation=st.integers(1, 10),
+    word_starts=st.booleans(),
 )
 def test_matches_the_brute_force_oracle(
-    llama3, pool, anything, lower, encode, longest, data, mm, max_tokens, max_bytes, limit, with_encode, restrictive
+    llama3, pool, anything, lower, encode, longest, data, mm, max_tokens, max_bytes, limit, with_encode, restrictive,
+    min_punctuation, word_starts,
 ):
     ids = data.draw(st.lists(st.sampled_from(pool), max_size=40), label="context")
     min_match, max_match = mm
     enc = encode if with_encode else None
     m = Matcher(lower if restrictive else anything)
     cut = _re_cut(llama3, LOWER) if restrictive else _utf8_cut(llama3)
-    drafter = TextLookupDrafter(enc, min_match=min_match, max_match=max_match, max_tokens=max_tokens, max_bytes=max_bytes)
+    drafter = TextLookupDrafter(enc, min_match=min_match, max_match=max_match, max_tokens=max_tokens, max_bytes=max_bytes,
+                                min_punctuation_match=min_punctuation, word_starts=word_starts)
     got = propose(drafter, ids, m, limit)
     want = draft_oracle(
         llama3, ids, min_match=min_match, max_match=max_match, max_tokens=max_tokens, max_bytes=max_bytes,
-        limit=limit, encode=enc, greedy=longest, cut=cut,
+        limit=limit, encode=enc, greedy=longest, cut=cut, min_punctuation=min_punctuation, word_starts=word_starts,
     )
     assert got == want
     # whatever the rule: the draft spells a prefix of the bytes that followed an earlier echo
     if got:
         whole = _spell(llama3, ids)
-        start = echo_oracle(whole, min_match, max_match)
+        start = echo_oracle(whole, min_match, max_match, min_punctuation, word_starts)
         assert whole[start:].startswith(_spell(llama3, got))
 
 
@@ -337,8 +348,9 @@ def test_min_match_is_respected(llama3, anything, encode):
     assert echo_oracle(data, 1, 64) == data.index(b" QR") + 3
     for min_match in (1, 2, 3):
         assert _spell(llama3, propose(TextLookupDrafter(min_match=min_match), ctx, m)) == b" zw QR"
-    assert propose(TextLookupDrafter(min_match=4), ctx, m) == []
-    assert propose(TextLookupDrafter(min_match=len(data)), ctx, m) == []
+    assert propose(TextLookupDrafter(min_match=4, word_starts=False), ctx, m) == []
+    assert _spell(llama3, propose(TextLookupDrafter(min_match=4), ctx, m)) == b" zw QR"  # ("QR" after a space)
+    assert propose(TextLookupDrafter(min_match=len(data), word_starts=False), ctx, m) == []
 
 
 def test_max_match_bounds_the_match(llama3, anything, encode):
