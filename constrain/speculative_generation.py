@@ -4,6 +4,7 @@ and report its figures in the request's GenerationStats."""
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
 from typing import Any, Callable, Optional
 
@@ -35,16 +36,22 @@ def speculative_loop(
     from .specdec.randomness import TorchRandomness
     from .specdec.speculate import speculative_decode
 
+    from .specdec.jump_forward import SpellingMemory
+
     drafter, forced = resolve_drafters(draft, jump_forward, tokenizer)
+    memory = _per_model(_MEMORIES, model, SpellingMemory)
+    if forced is not None:
+        forced.memory = memory
     if drafter is not None and hasattr(drafter, "begin"):
         drafter.begin(prompt, sampling, grammar.vocab)
     target = CachedLM(model)
-    costs = _pass_costs(model, PassCosts)
+    costs = _per_model(_COSTS, model, PassCosts)
     result = speculative_decode(
         target, Matcher(grammar), prompt, sampling, rng=TorchRandomness(generator),
         max_new_tokens=max_new_tokens, drafter=drafter, forced=forced, on_tokens=on_tokens,
         controller=GammaController(costs=costs) if drafter is not None else None, pass_costs=costs,
     )
+    memory.add(result.tokens)
     m = result.metrics
     stats.stop_reason = result.stop_reason
     stats.forward_seconds = target.seconds
@@ -61,18 +68,21 @@ def speculative_loop(
     return result.tokens
 
 
+# Per model object, kept across requests: what a pass over n positions costs (the model's and
+# the machine's, not a request's; a request is too short to learn it), and how the model spells
+# forced text (its earlier outputs: a request's first forced run has no context to learn from).
 _COSTS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_MEMORIES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_PER_MODEL_LOCK = threading.Lock()
 
 
-def _pass_costs(model: Any, make: Any) -> Any:
-    """One PassCosts table per model object, kept across requests: what a pass over n positions
-    costs is the model's and the machine's, not a request's (and a request is too short to learn
-    it)."""
+def _per_model(table: "weakref.WeakKeyDictionary[Any, Any]", model: Any, make: Any) -> Any:
     try:
-        costs = _COSTS.get(model)
-        if costs is None:
-            costs = _COSTS[model] = make()
-        return costs
+        with _PER_MODEL_LOCK:
+            found = table.get(model)
+            if found is None:
+                found = table[model] = make()
+            return found
     except TypeError:  # not weak-referenceable
         return make()
 

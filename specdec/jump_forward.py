@@ -21,6 +21,7 @@ of them can be crossed, the whole draft is dropped (the chain may reach further 
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -31,7 +32,7 @@ from .drafting import Draft
 from .randomness import Randomness
 from .token_spelling import Encode, TokenIndex, as_encode, encoded, greedy, token_index, utf8_prefix
 
-__all__ = ["ForcedDrafter", "forced_tokens", "TokenIndex", "token_index"]
+__all__ = ["ForcedDrafter", "SpellingMemory", "forced_tokens", "TokenIndex", "token_index"]
 
 
 # -- forced tokens ---------------------------------------------------------------------------------
@@ -48,6 +49,7 @@ def forced_tokens(
     max_tokens: int = 32,
     holdback_window: int = 4,
     history: Sequence[int] = (),
+    memory: Sequence[int] = (),
 ) -> list[int]:
     """Tokens spelling (a prefix of) the forced bytes at `matcher`'s position, every one accepted
     by the grammar in sequence, with the trailing tokens a longer allowed token could cross held
@@ -59,7 +61,9 @@ def forced_tokens(
     a canonical token boundary) were already spelled there by a run of whole tokens, that
     spelling is drafted as it is, with no hold-back: the model has shown how it tokenizes this
     text (JSON keys repeat their `":"`-style joints), and a canonical spelling it does not use
-    would be rejected every time."""
+    would be rejected every time. `memory`: ids of the model's earlier outputs (SpellingMemory),
+    consulted where the history holds no such spelling: a request's first forced run (`{"name":"`)
+    is spelled as the model spelled it before."""
     if max_tokens <= 0:
         return []
     compiled = matcher.compiled
@@ -76,8 +80,17 @@ def forced_tokens(
     if not data:
         return []
     special = vocab.special_ids  # a special token's text is not a spelling the grammar accepts
-    seen = spelled_before(history, data, vocab.token_bytes) if len(history) else None
-    if seen is not None and special.isdisjoint(seen):
+    table = vocab.token_bytes
+
+    def model_spelling(run: bytes) -> Optional[list[int]]:
+        for ids in (history, memory):
+            found = spelled_before(ids, run, table) if len(ids) else None
+            if found is not None and special.isdisjoint(found):
+                return found
+        return None
+
+    seen = model_spelling(data)
+    if seen is not None:
         return _accepted_prefix(compiled, state, seen[:max_tokens])
 
     tokens: Optional[list[int]] = None
@@ -90,14 +103,13 @@ def forced_tokens(
     if not tokens:
         return []
 
-    table = vocab.token_bytes
-    if len(history):
+    if len(history) or len(memory):
         # the model's own spelling of the run's tail, after the canonical head up to a boundary
         pos = 0
         for k, tid in enumerate(tokens[:-1]):
             pos += len(table[tid])
-            tail = spelled_before(history, data[pos:], table)
-            if tail is not None and special.isdisjoint(tail):
+            tail = model_spelling(data[pos:])
+            if tail is not None:
                 return _accepted_prefix(compiled, state, (tokens[: k + 1] + tail)[:max_tokens])
 
     # Accepted in sequence; states[i] is the state before tokens[i].
@@ -161,21 +173,44 @@ def _accepted_prefix(compiled: Any, state: Any, tokens: list[int]) -> list[int]:
 
 
 # -- the drafter -----------------------------------------------------------------------------------
+class SpellingMemory:
+    """The last `size` token ids a model emitted, over requests: how it spells the text grammars
+    force (a model that writes `{` `"` `name` `":` rejects the canonical `{"` every time). Kept
+    per model object by the generation loop; appends are atomic, readers take a snapshot."""
+
+    def __init__(self, size: int = 2048) -> None:
+        if size < 1:
+            raise ValueError(f"size must be >= 1, got {size}")
+        self.size = size
+        self._ids: tuple[int, ...] = ()
+        self._lock = threading.Lock()
+
+    def add(self, ids: Sequence[int]) -> None:
+        with self._lock:
+            self._ids = (self._ids + tuple(int(t) for t in ids))[-self.size :]
+
+    def ids(self) -> tuple[int, ...]:
+        return self._ids
+
+
 class ForcedDrafter:
     """Drafts the grammar-forced run (jump-forward), verified by the target like any draft.
 
     `encode`: None (greedy longest match over the vocabulary), a callable str -> ids, or a
     tokenizer object with `.encode` (transformers, tokenizers, sentencepiece), called with
-    `add_special_tokens=False` where it takes that keyword."""
+    `add_special_tokens=False` where it takes that keyword. `memory`: a SpellingMemory of the
+    model's earlier outputs (with learn_spelling)."""
 
     kind = "forced"
 
     def __init__(
-        self, encode: Any = None, max_tokens: int = 32, *, holdback_window: int = 4, learn_spelling: bool = True
+        self, encode: Any = None, max_tokens: int = 32, *, holdback_window: int = 4, learn_spelling: bool = True,
+        memory: Optional[SpellingMemory] = None,
     ) -> None:
         self.max_tokens = int(max_tokens)
         self.learn_spelling = learn_spelling
         self.holdback_window = int(holdback_window)
+        self.memory = memory
         self._encode: Optional[Encode] = as_encode(encode)
 
     def propose(self, context: Sequence[int], matcher: Matcher, max_tokens: int, rng: Randomness) -> Draft:
@@ -185,6 +220,7 @@ class ForcedDrafter:
         tokens = forced_tokens(
             matcher, self._encode, max_tokens=limit, holdback_window=self.holdback_window,
             history=context if self.learn_spelling else (),
+            memory=self.memory.ids() if self.learn_spelling and self.memory is not None else (),
         )
         return Draft(tokens=tokens, q=None, forced=len(tokens))
 

@@ -158,21 +158,30 @@ class GammaController:
     @property
     def c(self) -> float:
         """Draft cost per token relative to a one-position target pass."""
-        if self._draft is None or self._t1 is None:
+        one = self._one_pass()
+        if self._draft is None or one is None:
             return self._c0
-        return self._draft / self._t1
+        return self._draft / one
 
     @property
     def verify_cost(self) -> float:
         """Extra cost per additional verified position, relative to a one-position pass."""
-        if self._extra is None or self._t1 is None:
+        one = self._one_pass()
+        if self._extra is None or one is None:
             return self._v0
-        return max(0.0, self._extra) / self._t1  # noise can make the marginal time negative
+        return max(0.0, self._extra) / one  # noise can make the marginal time negative
 
     @property
     def has_pass_time(self) -> bool:
         """Whether a one-position target pass has been timed (the costs are relative to it)."""
-        return self._t1 is not None
+        return self._one_pass() is not None
+
+    def _one_pass(self) -> Optional[float]:
+        """Seconds of a one-position pass: this request's EMA, else the model's PassCosts table
+        (learned by earlier requests: a later request needs no draft-free pass to time one)."""
+        if self._t1 is not None or self.costs is None:
+            return self._t1
+        return self.costs.seconds(1)
 
     def best(self) -> int:
         """best_gamma under the current estimates (no warmup floor, no probing, no side effect).
@@ -268,5 +277,5 @@ class GammaController:
         if vs is not None:
             if n == 1:
                 self._t1 = self._ema(self._t1, vs)
-            elif self._t1 is not None:
-                self._extra = self._ema(self._extra, (vs - self._t1) / (n - 1))
+            elif (one := self._one_pass()) is not None:
+                self._extra = self._ema(self._extra, (vs - one) / (n - 1))

@@ -281,3 +281,37 @@ def test_index_is_built_once_per_vocabulary(llama3):
     assert token_index(llama3) is index
     assert len(index.keys) == len(index.ids) == sum(1 for t, b in enumerate(llama3.token_bytes) if b and t not in llama3.special_ids)
     assert index.keys == sorted(index.keys)
+
+
+def test_a_forced_run_is_spelled_as_the_model_spelled_it_in_earlier_requests(json_grammar, llama3, encode):
+    from constrain.specdec.jump_forward import ForcedDrafter, SpellingMemory
+
+    m = Matcher(json_grammar)
+    t = lambda s: llama3.token_id(s)
+    mine = [t("{"), t('"'), t("name"), t('":'), t('"')]  # SmolLM2's way; the encoder's is '{"' 'name' '":"'
+    assert encode('{"name":"') != mine
+    memory = SpellingMemory(size=64)
+    drafter = ForcedDrafter(encode, memory=memory)
+    canonical = drafter.propose([], m, 8, None).tokens
+    assert _spell(llama3, canonical) == b'{"name'  # (held back: nothing learned yet)
+    memory.add(encode("Sure. ") + mine + encode('Ada","age":36}'))  # an earlier request's output
+    assert drafter.propose([], m, 8, None).tokens == mine  # the whole run, as spelled before
+    assert drafter.propose(encode("Hi"), m, 8, None).tokens == mine
+    # this request's own context comes first
+    own = [t('{"'), t("name"), t('":'), t('"')]
+    assert drafter.propose(encode("Hi") + own, m, 8, None).tokens == own
+    # learn_spelling=False ignores both
+    assert ForcedDrafter(encode, memory=memory, learn_spelling=False).propose([], m, 8, None).tokens == canonical
+    assert m.num_accepted_tokens == 0
+
+
+def test_spelling_memory_keeps_the_last_ids():
+    from constrain.specdec.jump_forward import SpellingMemory
+
+    memory = SpellingMemory(size=5)
+    assert memory.ids() == ()
+    memory.add([1, 2, 3])
+    memory.add(range(4, 8))
+    assert memory.ids() == (3, 4, 5, 6, 7)
+    with pytest.raises(ValueError, match="size"):
+        SpellingMemory(size=0)

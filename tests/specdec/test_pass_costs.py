@@ -72,3 +72,19 @@ def test_the_controller_plans_with_the_measured_costs():
     assert linear.best() == 0
     tabled = GammaController(alpha0=0.5, c0=0.0, verify_cost0=0.55, warmup=0, max_gamma=7, costs=learned(CPU_LIKE))
     assert tabled.best() == 3
+
+
+def test_a_controller_takes_the_one_position_time_from_the_table():
+    """A later request's controller has the model's one-position time from the start: it needs
+    no draft-free pass of its own to time one, and its cost ratios are relative to it."""
+    assert not GammaController().has_pass_time
+    assert not GammaController(costs=PassCosts()).has_pass_time
+    costs = learned(CPU_LIKE)
+    ctl = GammaController(costs=costs)
+    assert ctl.has_pass_time
+    ctl.observe_costs(draft_seconds_per_token=0.1 * costs.seconds(1))
+    assert ctl.c == pytest.approx(0.1)
+    ctl.observe_costs(verify_seconds=costs.seconds(1) * 1.5, positions=3)
+    assert ctl.verify_cost == pytest.approx(0.25)
+    ctl.observe_costs(target_seconds_1=2 * costs.seconds(1))  # its own measurement wins from then on
+    assert ctl.c == pytest.approx(0.05)
