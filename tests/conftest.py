@@ -28,6 +28,17 @@ settings.register_profile("ci", derandomize=True, database=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# CI runs two test processes on two cores (scripts/test.sh): there torch gets one thread per
+# process, and so do the processes tests start (the CLI, the README's shell blocks). A second
+# thread has no core of its own and spins in OpenMP's barriers; worse, where torch runs on two
+# Python threads at once (the mask threads of speculative decoding and mask prefetch), each
+# thread keeps its own spinning team: test_speculate's toy-model laws took 6x longer.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # Compiled grammars are not written to ~/.cache/constrain by tests (constrain.models' default);
 # a test that wants the disk cache sets CONSTRAIN_CACHE_DIR to a temporary folder itself.
 os.environ.setdefault("CONSTRAIN_CACHE_DIR", "")
@@ -114,20 +125,57 @@ def oracle_mask_fn():
 
 def byte_step_mask(grammar, state, vocab: Vocabulary) -> np.ndarray:
     """The mask a grammar of rules must give in `state`: a token is allowed iff its bytes can be
-    read one by one by the automaton's own step function (no trie, no caches); EOS where the
-    text may end. Special tokens are judged by their virtual spellings, as the matcher steps."""
-    from constrain.vocab.special_bytes import virtual_bytes
+    read one by one by the automaton's own step function (none of constrain's tries, indexes or
+    mask caches); EOS where the text may end. Special tokens are judged by their virtual
+    spellings, as the matcher steps.
 
+    The tokens are walked as a byte trie of the oracle's own (`_byte_trie`), and `semantics.step`
+    is a function of (stacks, byte): a prefix shared by many tokens is stepped once, a prefix that
+    reads nothing rules out every token under it, and a step already taken from the same stacks
+    is looked up. The verdicts are those of `semantics.advance(state, token)` token by token,
+    without re-reading shared prefixes (which took seconds per mask in free text)."""
     sem = grammar.automaton.semantics
+    children, ends = _per_vocab("byte trie", vocab, _byte_trie)
+    steps: dict = {}  # (stacks, byte) -> stacks: inside a string, most branches reach the same stacks
+    readable: list[int] = []
+    todo = [(0, state)]
+    while todo:
+        node, stacks = todo.pop()
+        for byte, child in children[node].items():
+            after = steps.get((stacks, byte))
+            if after is None:
+                after = steps[(stacks, byte)] = sem.step(stacks, byte)
+            if after:
+                readable.extend(ends[child])
+                todo.append((child, after))
     allowed = np.zeros(vocab.size, dtype=bool)
-    for tid, data in enumerate(vocab.token_bytes):
-        if tid in vocab.special_ids:
-            data = virtual_bytes(tid)
-        if data and sem.advance(state, data) is not None:
-            allowed[tid] = True
+    allowed[readable] = True
     if sem.is_complete(state):
         allowed[list(vocab.eos_token_ids)] = True
     return allowed
+
+
+def _byte_trie(vocab: Vocabulary) -> tuple[list[dict[int, int]], list[list[int]]]:
+    """The vocabulary's token bytes (special tokens: their virtual spellings; empty ones left out)
+    as a byte trie: per node its children by byte and the ids of the tokens that end there."""
+    from constrain.vocab.special_bytes import virtual_bytes
+
+    children: list[dict[int, int]] = [{}]
+    ends: list[list[int]] = [[]]
+    for tid, data in enumerate(vocab.token_bytes):
+        if tid in vocab.special_ids:
+            data = virtual_bytes(tid)
+        node = 0
+        for byte in data:
+            nxt = children[node].get(byte)
+            if nxt is None:
+                nxt = children[node][byte] = len(children)
+                children.append({})
+                ends.append([])
+            node = nxt
+        if data:
+            ends[node].append(tid)
+    return children, ends
 
 
 @pytest.fixture(scope="session")
@@ -204,12 +252,9 @@ class SmolLM2:
     constrain.models, so typed functions and the CLI in the same process share it."""
 
     def __init__(self, path: Path) -> None:
-        import torch
-
         from constrain.models import load_model
 
-        if os.environ.get("PYTEST_XDIST_WORKER"):
-            torch.set_num_threads(1)  # the other worker holds the other core: 2 threads would spin
+        # (in CI's test processes torch runs on one thread: see the top of this file)
         self.loaded = load_model(progress=False)
         self.tokenizer = self.loaded.tokenizer
         self.model = self.loaded.model

@@ -6,6 +6,7 @@ The oracle runs with re.ASCII (ECMA-262 and JSON Schema: \\w, \\d, \\s, \\b are 
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -101,8 +102,10 @@ def oracle(pattern: str, text: str, search: bool) -> bool:
     return find(python_pattern(pattern), text, re.ASCII) is not None
 
 
+@functools.lru_cache(maxsize=None)
 def language(pattern: str, search: bool):
-    """The DFA, or None where no string matches."""
+    """The DFA, or None where no string matches (compiled once per pattern and mode: the
+    property test below draws each of them ~35 times)."""
     try:
         return compile_ir(regex_language(pattern, search=search))
     except EmptyLanguageError:
@@ -129,17 +132,20 @@ def test_assertions_match_like_re(example, search):
 def walks(dfa, rng, count: int) -> list[str]:
     """Random strings of the DFA's language (random walks, ASCII preferred)."""
     out = []
+    table = dfa.table[:, dfa.byte_classes].tolist()  # state x byte (-1: no step), read once
+    live_bytes = [[b for b in range(256) if row[b] >= 0] for row in table]
+    weights = [[30 if b < 0x80 else 1 for b in live] for live in live_bytes]
     for _ in range(count * 3):
         state, data = 0, bytearray()
         for _ in range(60):
             if dfa.accepting[state] and rng.random() < 0.2:
                 break
-            live = [b for b in range(256) if dfa.table[state, dfa.byte_classes[b]] >= 0]
+            live = live_bytes[state]
             if not live:
                 break
-            b = rng.choices(live, weights=[30 if b < 0x80 else 1 for b in live])[0]
+            b = rng.choices(live, weights=weights[state])[0]
             data.append(b)
-            state = dfa.table[state, dfa.byte_classes[b]]
+            state = table[state][b]
         if dfa.accepting[state]:
             out.append(data.decode("utf-8"))
         if len(out) == count:

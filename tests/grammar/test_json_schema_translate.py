@@ -17,6 +17,8 @@ from pydantic import BaseModel, Field
 
 from constrain import Compiler, Matcher, UnsupportedSchemaError
 
+from token_choices import short_or_all, text_ids  # tests/support
+
 SCHEMAS = {
     "person": {
         "type": "object",
@@ -215,10 +217,10 @@ def test_masked_random_walks_end_in_valid_documents(name, compiler, llama3):
             allowed = m.allowed_token_ids()
             if m.is_accepting() and (rng.random() < 0.3 or len(allowed) == len(eos)):
                 break
-            choices = [int(t) for t in allowed if t not in eos]
+            choices = text_ids(allowed, llama3, eos)
             # Prefer short tokens so walks finish; any allowed token is legal.
-            short = [t for t in choices if len(llama3.token_bytes[t]) <= 2] or choices
-            tid = rng.choice(short)
+            short = short_or_all(choices, llama3, 2)
+            tid = int(rng.choice(short))
             assert m.accept_token(tid)
             out.append(tid)
         if m.is_accepting():
@@ -250,8 +252,8 @@ def test_pydantic_models(compiler, llama3):
         m = Matcher(grammar)
         out = []
         while not m.is_accepting() and len(out) < 80:
-            choices = [int(t) for t in m.allowed_token_ids() if t not in llama3.eos_token_ids]
-            tid = rng.choice([t for t in choices if len(llama3.token_bytes[t]) <= 2] or choices)
+            choices = text_ids(m.allowed_token_ids(), llama3)
+            tid = int(rng.choice(short_or_all(choices, llama3, 2)))
             m.accept_token(tid)
             out.append(tid)
         if m.is_accepting():

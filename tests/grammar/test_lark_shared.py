@@ -12,6 +12,8 @@ import pytest
 
 from constrain import Compiler, LimitExceededError, Limits, Matcher, UnsupportedGrammarError
 
+from token_choices import short_or_all, text_ids  # tests/support
+
 ROOT = Path(__file__).resolve().parents[3] / "shared" / "data" / "lark-grammars"
 
 
@@ -47,14 +49,14 @@ def test_every_grammar_lark_loads_compiles_or_is_refused_by_name(row, compiler, 
     eos = llama3.eos_token_ids
     for _ in range(WALK_STEPS):
         try:
-            allowed = [int(t) for t in m.allowed_token_ids() if t not in eos]
+            allowed = text_ids(m.allowed_token_ids(), llama3, eos)
         except LimitExceededError as exc:
             assert exc.what and exc.knob  # (what was exceeded, and how to raise it)
             return
-        if not allowed:
+        if not allowed.size:
             break
-        short = [t for t in allowed if len(llama3.token_bytes[t]) <= 3] or allowed
-        assert m.accept_token(rng.choice(short))
+        short = short_or_all(allowed, llama3, 3)
+        assert m.accept_token(int(rng.choice(short)))
 
 
 def test_the_composition_sample_is_accepted_token_by_token(compiler, tokenizer_files):

@@ -24,6 +24,8 @@ import pytest
 from constrain import Compiler, Matcher
 from constrain.grammars import load
 
+from token_choices import short_or_all, text_ids  # tests/support
+
 pytestmark = pytest.mark.peers
 
 NAMES = ["json", "arithmetic", "csv", "python_expr", "tool_call"]
@@ -101,7 +103,7 @@ def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llam
                 f"{name} walk {walk} step {step} after {prefix[-40:]!r}: llguidance allows "
                 f"{[vocab.token_bytes[t] for t in missing[:8]]} ({missing.size} tokens), we do not"
             )
-            only_ours = [int(t) for t in np.flatnonzero(ours & ~theirs) if t not in eos]
+            only_ours = text_ids(np.flatnonzero(ours & ~theirs), vocab, eos).tolist()
             extras += len(only_ours)
             for tid in rng.sample(only_ours, min(WITNESSES_PER_STEP, len(only_ours), WITNESSES_PER_WALK - tried)):
                 tried += 1
@@ -114,11 +116,11 @@ def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llam
                     inconclusive.append(repr(prefix + vocab.token_bytes[tid]))
                 else:
                     witnessed += 1
-            both = [int(t) for t in np.flatnonzero(ours & theirs) if t not in eos]
-            if not both or (step > STEPS // 2 and ours_m.is_accepting() and rng.random() < 0.3):
+            both = text_ids(np.flatnonzero(ours & theirs), vocab, eos)
+            if not both.size or (step > STEPS // 2 and ours_m.is_accepting() and rng.random() < 0.3):
                 break
-            short = [t for t in both if len(vocab.token_bytes[t]) <= 3] or both
-            tid = rng.choice(short)
+            short = short_or_all(both, vocab, 3)
+            tid = int(rng.choice(short))
             assert ours_m.accept_token(tid) and peer.consume_token(tid), (name, prefix, vocab.token_bytes[tid])
             prefix += vocab.token_bytes[tid]
     assert len(inconclusive) <= max(2, witnessed // 5), f"{name}: completions that never ended: {inconclusive[:5]}"

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from constrain import Compiler, Matcher
 from constrain.index.distinct_calls import DistinctCallsAutomaton
 
+from token_choices import holding, short_or_all, text_ids  # tests/support
+
 SCHEMAS = {
     "strings": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
     "short_strings": {"type": "array", "items": {"type": "string", "maxLength": 3}, "uniqueItems": True},
@@ -95,10 +97,11 @@ def _check_mask_against_advance(m: Matcher, llama3, rng: random.Random) -> None:
     state = m._history[-1]
     allowed = set(m.allowed_token_ids().tolist())
     inner_row = automaton.inner.mask_row(state[0])
-    inner = set(np.flatnonzero(np.unpackbits(inner_row.view(np.uint8), bitorder="little")).tolist())
+    inner_ids = np.flatnonzero(np.unpackbits(inner_row.view(np.uint8), bitorder="little"))
+    inner = set(inner_ids.tolist())
     assert allowed <= inner | set(llama3.eos_token_ids)
-    settling = sorted(t for t in inner if set(llama3.token_bytes[t]) & set(b'",]}'))
-    sample = rng.sample(settling, min(250, len(settling))) + rng.sample(sorted(inner), min(100, len(inner)))
+    settling = inner_ids[holding(llama3, b'",]}')[inner_ids]].tolist()  # (sorted, as inner_ids)
+    sample = rng.sample(settling, min(250, len(settling))) + rng.sample(inner_ids.tolist(), min(100, len(inner)))
     for t in sample:
         if t in llama3.eos_token_ids:
             continue
@@ -117,16 +120,16 @@ def test_masked_walks_never_repeat_an_item(name, compiler, llama3):
         m = Matcher(grammar)
         out: list[int] = []
         for step in range(30):
-            allowed = m.allowed_token_ids().tolist()
-            assert allowed, llama3.decode(out)
+            allowed = m.allowed_token_ids()
+            assert allowed.size, llama3.decode(out)
             if step % 4 == 0:
                 _check_mask_against_advance(m, llama3, rng)
-            if m.is_accepting() and (rng.random() < 0.15 or set(allowed) <= eos):
+            if m.is_accepting() and (rng.random() < 0.15 or set(allowed.tolist()) <= eos):
                 break
-            choices = [t for t in allowed if t not in eos]
-            seen = [t for t in choices if t in out]
-            short = [t for t in choices if len(llama3.token_bytes[t]) <= 2] or choices
-            tid = rng.choice(seen) if seen and rng.random() < 0.7 else rng.choice(short)
+            choices = text_ids(allowed, llama3, eos)
+            seen = choices[np.isin(choices, np.array(out, dtype=np.int64))]
+            short = short_or_all(choices, llama3, 2)
+            tid = int(rng.choice(seen)) if seen.size and rng.random() < 0.7 else int(rng.choice(short))
             assert m.accept_token(tid)
             out.append(tid)
         if m.is_accepting():

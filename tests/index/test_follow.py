@@ -16,6 +16,8 @@ from constrain.index import follow as follow_module
 from constrain.index.follow import ALWAYS, IF_FOLLOWS, ExitFilter
 from constrain.index.stack_index import StackTokenAutomaton
 
+from token_choices import short_or_all, token_lengths, without  # tests/support
+
 SCHEMAS = {
     "bounded_strings": {
         "type": "object",
@@ -66,12 +68,13 @@ def test_filtered_exits_give_the_same_masks(name, every_rule, llama3, monkeypatc
         for _ in range(40):
             row = fast.mask_row(state)
             assert np.array_equal(row, plain.mask_row(state))
-            ids = [t for t in np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little")).tolist()
-                   if t < len(token_bytes) and token_bytes[t] and t not in llama3.special_ids]
-            if not ids:
+            ids = np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little"))
+            ids = ids[ids < len(token_bytes)]
+            ids = without(ids[token_lengths(llama3)[ids] > 0], llama3.special_ids)  # non-empty, not special
+            if not ids.size:
                 break
-            short = [t for t in ids if len(token_bytes[t]) <= 2] or ids
-            state = fast.advance(state, token_bytes[rng.choice(short if rng.random() < 0.7 else ids)])
+            short = short_or_all(ids, llama3, 2)
+            state = fast.advance(state, token_bytes[int(rng.choice(short if rng.random() < 0.7 else ids))])
             assert state is not None
 
 

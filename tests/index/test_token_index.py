@@ -13,6 +13,8 @@ import pytest
 
 from constrain import Compiler, Matcher
 
+from token_choices import text_ids  # tests/support
+
 REGEXES = [
     r"[0-9]{1,6}(\.[0-9]{1,3})?",
     r'[^"\\]{0,30}',
@@ -60,10 +62,10 @@ def test_mask_equals_oracle_along_random_walks(tok, pattern, load_vocab, regex_o
                 + ", ".join(f"{t}={vocab.token_bytes[t]!r} ours={ours[t]}" for t in diff[:5])
             )
             assert matcher.is_accepting() == (not pending and oracle.accepting(state))
-            text_ids = [t for t in np.nonzero(ours)[0] if t not in vocab.eos_token_ids]
-            if not text_ids:
+            choices = text_ids(np.nonzero(ours)[0], vocab)
+            if not choices.size:
                 break
-            tid = int(rng.choice(text_ids))
+            tid = int(rng.choice(choices))
             assert matcher.accept_token(tid)
             state, pending = oracle.advance(state, pending, vocab.token_bytes[tid])
             assert state is not None

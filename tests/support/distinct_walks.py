@@ -14,7 +14,12 @@ from constrain import Matcher
 
 
 def bits(row: np.ndarray) -> set[int]:
-    return set(np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little")).tolist())
+    return set(row_ids(row).tolist())
+
+
+def row_ids(row: np.ndarray) -> np.ndarray:
+    """The token ids a mask row allows, ascending."""
+    return np.flatnonzero(np.unpackbits(row.view(np.uint8), bitorder="little"))
 
 
 def check_mask_against_advance(m: Matcher, vocab, rng: random.Random, quote_ids: list[int]) -> None:
@@ -23,10 +28,11 @@ def check_mask_against_advance(m: Matcher, vocab, rng: random.Random, quote_ids:
     compiled = m.compiled
     state = m._history[-1]
     allowed = set(m.allowed_token_ids().tolist())
-    inner = bits(compiled.automaton.inner.mask_row(state[0]))
+    inner_ids = row_ids(compiled.automaton.inner.mask_row(state[0]))
+    inner = set(inner_ids.tolist())
     eos = set(vocab.eos_token_ids)
     assert allowed - inner - eos <= set(compiled.automaton.keys.spanning)  # (a key then `}` in one token)
-    sample = (set(quote_ids) & inner) | set(rng.sample(sorted(inner), min(150, len(inner))))
+    sample = (set(quote_ids) & inner) | set(rng.sample(inner_ids.tolist(), min(150, len(inner))))  # (ascending, as sorted(inner))
     sample |= set(rng.sample(range(len(vocab.token_bytes)), 50))
     for t in sample:
         if t in eos or t in vocab.special_ids:
@@ -68,7 +74,7 @@ def keyed_walk(grammar, vocab, rng: random.Random, steps: int, check_every: int,
         if step > steps // 3 and r < 0.5:
             pick = choices[kinds.ending[choices]]
         elif seen and r < 0.5:
-            pick = np.asarray([t for t in choices.tolist() if t in seen] if len(seen) < choices.size else sorted(seen & set(choices.tolist())))
+            pick = choices[np.isin(choices, np.fromiter(seen, dtype=np.int64))]  # (ascending, as choices)
         elif r < 0.8:
             pick = choices[kinds.keyish[choices]]
         if pick is None or not pick.size:

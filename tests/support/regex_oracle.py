@@ -35,6 +35,7 @@ class RegexOracle:
         self.live = live
         self.explicit = sorted(ord(c) for c in self.alphabet._symbol_mapping if isinstance(c, str))
         self.other = self.alphabet._symbol_mapping.get(interegular.fsm.anything_else)
+        self._tail_memo: dict = {}
 
     def step_char(self, state, ch: str):
         sym = self.alphabet[ch]
@@ -61,9 +62,17 @@ class RegexOracle:
         return self.tail_viable(state, data[cut:])
 
     def tail_viable(self, state, tail: bytes) -> bool:
-        """Can a code point whose UTF-8 starts with `tail` (possibly empty) be read from `state`?"""
+        """Can a code point whose UTF-8 starts with `tail` (possibly empty) be read from `state`?
+        (Memoized: a vocabulary has a few hundred distinct incomplete tails, and the answer
+        scans every code point the pattern names.)"""
         if not tail:
             return True
+        hit = self._tail_memo.get((state, tail))
+        if hit is None:
+            hit = self._tail_memo[(state, tail)] = self._tail_viable(state, tail)
+        return hit
+
+    def _tail_viable(self, state, tail: bytes) -> bool:
         lo, hi = _code_point_span(tail)
         if lo is None:
             return False
@@ -143,6 +152,9 @@ def _decode_loose(b: bytes) -> int:
 
 
 
+_UNSEEN = object()
+
+
 class _TextTrie:
     """A vocabulary's token texts as a character trie, for the oracle: `viable` token by token,
     with the characters of a shared prefix stepped once (its verdict is the same for every token
@@ -170,24 +182,37 @@ class _TextTrie:
                     self.tokens.append([])
                 node = nxt
             self.tokens[node].append((tid, data[cut:]))
-        self._memo: tuple = (None, {})  # (oracle, state -> ids): walks revisit states
+        # per node: the ids of tokens that end on a whole character (viable wherever the node is
+        # reached: tail_viable(state, b"") is True), and the others with their incomplete tails
+        self.whole = [[tid for tid, tail in here if not tail] for here in self.tokens]
+        self.tailed = [[(tid, tail) for tid, tail in here if tail] for here in self.tokens]
+        del self.tokens
+        self._memo: tuple = (None, {}, {})  # (oracle, state -> ids, (state, char) -> state): walks revisit states
 
     def viable_ids(self, oracle: RegexOracle, state) -> list[int]:
         if self._memo[0] is not oracle:
-            self._memo = (oracle, {})
+            self._memo = (oracle, {}, {})
         hit = self._memo[1].get(state)
         if hit is None:
-            hit = self._memo[1][state] = self._walk(oracle, state)
+            hit = self._memo[1][state] = self._walk(oracle, state, self._memo[2])
         return hit
 
-    def _walk(self, oracle: RegexOracle, state) -> list[int]:
+    def _walk(self, oracle: RegexOracle, state, steps: dict) -> list[int]:
+        """`steps` memoizes oracle.step_char (a pure function of state and character; the trie
+        repeats the same few characters on every branch)."""
         out: list[int] = []
         todo = [(0, state)]
+        children, whole, tailed = self.children, self.whole, self.tailed
         while todo:
             node, st = todo.pop()
-            out.extend(tid for tid, tail in self.tokens[node] if oracle.tail_viable(st, tail))
-            for ch, child in self.children[node].items():
-                nxt = oracle.step_char(st, ch)
+            out.extend(whole[node])
+            for tid, tail in tailed[node]:
+                if oracle.tail_viable(st, tail):
+                    out.append(tid)
+            for ch, child in children[node].items():
+                nxt = steps.get((st, ch), _UNSEEN)
+                if nxt is _UNSEEN:
+                    nxt = steps[(st, ch)] = oracle.step_char(st, ch)
                 if nxt is not None:
                     todo.append((child, nxt))
         return out
