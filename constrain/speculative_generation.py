@@ -33,10 +33,9 @@ def speculative_loop(
 ) -> list[int]:
     from .specdec.pass_costs import PassCosts
     from .specdec.planning import GammaController
+    from .specdec.jump_forward import SpellingMemory
     from .specdec.randomness import TorchRandomness
     from .specdec.speculate import speculative_decode
-
-    from .specdec.jump_forward import SpellingMemory
 
     drafter, forced = resolve_drafters(draft, jump_forward, tokenizer)
     memory = _per_model(_MEMORIES, model, SpellingMemory)

@@ -32,6 +32,8 @@ from .drafting import Draft
 from .randomness import Randomness
 from .token_spelling import Encode, TokenIndex, as_encode, encoded, greedy, token_index, utf8_prefix
 
+SPELLING_WINDOW = 512  # ids searched for a run's earlier spelling (and kept by SpellingMemory)
+
 __all__ = ["ForcedDrafter", "SpellingMemory", "forced_tokens", "TokenIndex", "token_index"]
 
 
@@ -143,7 +145,9 @@ def forced_tokens(
     return tokens[: min(cut, max_tokens)]
 
 
-def spelled_before(history: Sequence[int], data: bytes, table: Sequence[bytes], window: int = 512) -> Optional[list[int]]:
+def spelled_before(
+    history: Sequence[int], data: bytes, table: Sequence[bytes], window: int = SPELLING_WINDOW
+) -> Optional[list[int]]:
     """The most recent run of whole tokens in the last `window` ids of `history` that spells
     exactly `data`, or None."""
     first = data[:1]
@@ -178,7 +182,7 @@ class SpellingMemory:
     force (a model that writes `{` `"` `name` `":` rejects the canonical `{"` every time). Kept
     per model object by the generation loop; appends are atomic, readers take a snapshot."""
 
-    def __init__(self, size: int = 2048) -> None:
+    def __init__(self, size: int = SPELLING_WINDOW) -> None:
         if size < 1:
             raise ValueError(f"size must be >= 1, got {size}")
         self.size = size

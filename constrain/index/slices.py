@@ -1,9 +1,10 @@
 """Vocabulary slices: whole groups of tokens allowed at once in free-text states.
 
 A slice is the set of tokens that split into *units* of one small language: single bytes of a
-set (printable ASCII without `"` and `\\`; identifier bytes, with or without spaces) or whole UTF-8 characters other than
-`"`, `\\` and controls (121k of Llama 3's 128k tokens). Its units are given by a little byte
-automaton, `unit_next[s, b]` (-1: byte b not allowed in unit state s; back to 0: a unit ends).
+set (printable ASCII without `"` and `\\`; identifier bytes, with or without spaces) or whole
+UTF-8 characters other than `"`, `\\` and controls (121k of Llama 3's 128k tokens). Its units
+are given by a little byte automaton, `unit_next[s, b]` (-1: byte b not allowed in unit state s;
+back to 0: a unit ends).
 
 Where the slice depth analysis (slice_depth.py) proves that from a DFA state exactly the slice
 tokens of at most L units are readable, and that none of them can leave the rule on the way,

@@ -2,14 +2,13 @@
 (min_match..max_match bytes) of the context's bytes that occurs earlier, most recent occurrence;
 the bytes after it (complete UTF-8, at most max_bytes) spelled by the encoder or by greedy longest
 match, at most max_tokens, cut where the grammar rejects" (a suffix of punctuation alone counting
-from min_punctuation_match bytes; without a suffix, the word-start echo: tests/support's
-word_echo_oracle), on random contexts of real Llama 3 token ids; an echo of a prompt value into a JSON string whose tokens differ from the prompt's;
-the incremental context bytes against a fresh drafter; argument checks. Real tokenizers only."""
+from min_punctuation_match bytes; without a suffix, the word-start echo; the oracles are in
+tests/support/lookup_oracle.py), on random contexts of real Llama 3 token ids; an echo of a
+prompt value into a JSON string whose tokens differ from the prompt's; the incremental context bytes against a fresh drafter; argument checks. Real tokenizers only."""
 
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from constrain import Compiler, Matcher
 from constrain.specdec.drafting import Draft
 from constrain.specdec.ngram import NgramDrafter
 from constrain.specdec.text_lookup import TextLookupDrafter
-from word_echo_oracle import is_word, word_echo_oracle
+from lookup_oracle import draft_oracle, echo_oracle, spell as _spell  # tests/support
 
 FIXTURES = [HealthCheck.function_scoped_fixture]
 
@@ -79,64 +78,6 @@ def longest(llama3):
         return out
 
     return greedy
-
-
-def _spell(vocab, tokens) -> bytes:
-    return b"".join(vocab.token_bytes[t] for t in tokens)
-
-
-def echo_oracle(data: bytes, min_match: int, max_match: int, min_punctuation: int = 1, word_starts: bool = False) -> int:
-    """Where the bytes after the most recent earlier occurrence of the longest matching suffix
-    start (an occurrence must end before the end of `data`); a suffix of punctuation alone counts
-    from min_punctuation bytes; without one, with word_starts, the word-start echo; or -1."""
-    end = len(data)
-    for n in range(min(max_match, end - 1), min_match - 1, -1):
-        suffix = data[end - n :]
-        if n < min_punctuation and not any(is_word(b) for b in suffix):
-            break
-        for i in range(end - n - 1, -1, -1):  # most recent first; ends at i + n <= end - 1
-            if data[i : i + n] == suffix:
-                return i + n
-    return word_echo_oracle(data) if word_starts else -1
-
-
-def utf8_oracle(data: bytes) -> bytes:
-    for j in range(len(data), -1, -1):
-        try:
-            data[:j].decode("utf-8")
-            return data[:j]
-        except UnicodeDecodeError:
-            pass
-    return b""
-
-
-def draft_oracle(
-    vocab, ids, *, min_match, max_match, max_tokens, max_bytes, limit, encode, greedy, cut, min_punctuation=1, word_starts=False
-) -> list[int]:
-    data = _spell(vocab, ids)
-    start = echo_oracle(data, min_match, max_match, min_punctuation, word_starts)
-    limit = min(limit, max_tokens)
-    if start < 0 or limit <= 0:
-        return []
-    starts = [len(_spell(vocab, ids[:k])) for k in range(len(ids))]
-    if start in starts:  # the echo begins on a token boundary: the context's own tokens
-        tokens, used = [], 0
-        for t in ids[starts.index(start) :][:limit]:
-            used += len(vocab.token_bytes[t])
-            if used > max_bytes:
-                break
-            tokens.append(t)
-        return tokens[: cut(tokens)]
-    text = utf8_oracle(data[start : start + max_bytes])
-    if not text:
-        return []
-    tokens = None
-    if encode is not None:
-        tokens = encode(text.decode("utf-8"))
-        if _spell(vocab, tokens) != text:
-            tokens = None
-    tokens = (tokens if tokens is not None else greedy(text, limit))[:limit]
-    return tokens[: cut(tokens)]
 
 
 def _utf8_cut(vocab):

@@ -12,7 +12,7 @@ from tokenizers import Tokenizer
 from constrain import Compiler, Matcher
 from constrain.specdec.text_lookup import TextLookupDrafter
 from constrain.specdec.word_echo import IS_WORD, word_echo
-from word_echo_oracle import is_word, word_echo_oracle
+from lookup_oracle import is_word, word_echo_oracle  # tests/support
 
 PIECES = [b"a", b"b", b"A", b"B", b"ab", b"Ab", b"1", b"_", b" ", b'"', b":", b",", b"\xc3\xa9", b"\xc3"]
 
