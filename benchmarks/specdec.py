@@ -56,8 +56,8 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 import torch  # noqa: E402
 
-from constrain import Compiler, SamplingParams, Vocabulary, generate, grammars  # noqa: E402
-from constrain.models import default_model_path  # noqa: E402
+from constrain import SamplingParams, generate, grammars  # noqa: E402
+from constrain.models import load_model  # noqa: E402
 from constrain.kernels import sample  # noqa: E402
 from constrain.model_forward import cached_forward, prompt_ids  # noqa: E402
 
@@ -221,6 +221,8 @@ def main() -> None:
     parser.add_argument("--model-drafter", action="store_true", help="add the self-speculative layer-skip drafter (slow)")
     parser.add_argument("--draft-layers", type=int, default=8, help="decoder layers the layer-skip drafter keeps")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
+    parser.add_argument("--workloads", default="", help="comma-separated name prefixes (json,free,lark,prose); all if empty")
+    parser.add_argument("--modes", default="", help="comma-separated modes besides plain and constrained (e.g. +lookup); all if empty")
     args = parser.parse_args()
     if args.quick:
         args.repeats, args.max_new_tokens = 1, min(args.max_new_tokens, 48)
@@ -233,12 +235,11 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     print(f"benchmarks/specdec.py at {git_commit()}, {datetime.datetime.now().isoformat(timespec='seconds')}")
     t0 = time.perf_counter()
-    path = default_model_path()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-    model = transformers.AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name).eval()
-    vocab = Vocabulary.from_pretrained(tokenizer, logits_width=model.config.vocab_size)
-    compiler = Compiler(vocab)
-    modes = list(BASE_MODES)
+    loaded = load_model(progress=False)
+    model, tokenizer, compiler = loaded.model.eval(), loaded.tokenizer, loaded.compiler
+    vocab = compiler.vocab
+    wanted = set(args.modes.split(",")) | {"plain", "constrained"}  # the ratios' denominators always run
+    modes = [m for m in BASE_MODES if not args.modes or m in wanted]
     draft_model = None
     if args.model_drafter:
         draft_model = layer_skip_drafter(model, args.draft_layers)
@@ -258,7 +259,10 @@ def main() -> None:
     # compile, warm up (numba compilation, lazily built indexes along each prompt's path) and take
     # each prompt's reference output (constrained, no speculation)
     work = []
+    chosen = [p.strip() for p in args.workloads.split(",") if p.strip()]
     for name, kind, source, prompts, target_text, target, target_modes in WORKLOADS:
+        if chosen and not any(name.startswith(p) for p in chosen):
+            continue
         t1 = time.perf_counter()
         grammar = compiler.compile_json_schema(source) if kind == "schema" else compiler.compile_lark(grammars.load(source))
         compile_s = time.perf_counter() - t1

@@ -8,11 +8,14 @@ the sequence went back), so callers think in sequences, not caches.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
+
+from .narrow_linear import NARROW_ROWS, narrow_linear
 
 Prompt = Union[str, Sequence[int], Sequence[dict]]
 
@@ -70,14 +73,17 @@ def cached_forward(model: Any) -> Callable[[Any, Any, int], tuple[Any, Any]]:
     """(input ids, cache, last) -> (logits of the last `last` positions, (batch, last, width);
     the new cache) for a transformers causal LM. transformers 5 names the KV cache `cache` (4.x:
     `past_key_values`) and computes only the logits asked for (`logits_to_keep`, 4.x
-    `num_logits_to_keep`)."""
+    `num_logits_to_keep`). A pass over 2..NARROW_ROWS positions on CPU (a verification) runs its
+    linear layers as W @ x.T (constrain.narrow_linear: MKL's few-row sgemm costs twice a gemv)."""
     params = inspect.signature(model.forward).parameters
     cache_name = "cache" if "cache" in params else "past_key_values"
     keep_name = next((n for n in ("logits_to_keep", "num_logits_to_keep") if n in params), None)
 
     def forward(input_ids: Any, cache: Any, last: int = 1) -> tuple[Any, Any]:
         extra = {keep_name: last} if keep_name else {}
-        result = model(input_ids=input_ids, use_cache=True, **{cache_name: cache}, **extra)
+        narrow = input_ids.device.type == "cpu" and 2 <= input_ids.numel() <= NARROW_ROWS
+        with narrow_linear() if narrow else contextlib.nullcontext():
+            result = model(input_ids=input_ids, use_cache=True, **{cache_name: cache}, **extra)
         new_cache = getattr(result, "cache", None) if cache_name == "cache" else result.past_key_values
         return result.logits[:, -last:, :], new_cache
 
