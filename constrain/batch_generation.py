@@ -9,6 +9,7 @@ and is padded from then on.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any, Sequence
 
@@ -18,6 +19,7 @@ from .integrations.transformers import ConstrainLogitsProcessor
 from .kernels.sampling_params import SamplingParams
 from .matcher import Matcher
 from .model_forward import Prompt, model_device, prompt_ids
+from .narrow_linear import NARROW_ROWS, narrow_linear
 
 
 def generate_batch(
@@ -58,7 +60,10 @@ def generate_batch(
     if sampling.seed is not None:
         torch.manual_seed(sampling.seed)
     processor = ConstrainLogitsProcessor(list(grammars))
-    with torch.inference_mode():
+    # a decode step of a small batch on CPU is a few-row product: W @ x.T streams the weight once
+    # (constrain.narrow_linear; 4 rows: 2.9 -> 1.8 s for 40 tokens on SmolLM2)
+    narrow = narrow_linear() if device.type == "cpu" and len(rows) <= NARROW_ROWS else contextlib.nullcontext()
+    with torch.inference_mode(), narrow:
         out = model.generate(
             input_ids=ids, attention_mask=attention, logits_processor=[processor],
             max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=eos,
