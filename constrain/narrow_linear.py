@@ -20,6 +20,7 @@ kernels catch up, so the default stops there.
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Iterator
 
 NARROW_ROWS = 8
@@ -28,11 +29,13 @@ NARROW_ROWS = 8
 @contextlib.contextmanager
 def narrow_linear(max_rows: int = NARROW_ROWS) -> Iterator[None]:
     """Within the block, F.linear over 2..max_rows rows on CPU runs as (W @ x.T).T."""
-    with _NarrowLinearMode(max_rows):
+    with _mode_class()(max_rows):
         yield
 
 
-def _make_mode() -> type:
+@functools.lru_cache(maxsize=None)
+def _mode_class() -> type:
+    """Built on first use, so importing constrain needs no torch."""
     import torch
     import torch.nn.functional as F
     from torch.overrides import TorchFunctionMode
@@ -44,7 +47,7 @@ def _make_mode() -> type:
 
         def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: Any = None) -> Any:
             kwargs = kwargs or {}
-            if func is F.linear:
+            if func is F.linear:  # the mode is off while this runs: the ops below do not recurse
                 out = _narrow(torch, self.max_rows, *args, **kwargs)
                 if out is not None:
                     return out
@@ -63,17 +66,3 @@ def _narrow(torch: Any, max_rows: int, x: Any, weight: Any, bias: Any = None) ->
     if bias is not None:
         y = y + bias
     return y.contiguous().reshape(*x.shape[:-1], weight.shape[0])
-
-
-class _Lazy:
-    """Builds the TorchFunctionMode class on first use, so importing constrain needs no torch."""
-
-    cls: Any = None
-
-    def __call__(self, max_rows: int) -> Any:
-        if _Lazy.cls is None:
-            _Lazy.cls = _make_mode()
-        return _Lazy.cls(max_rows)
-
-
-_NarrowLinearMode = _Lazy()
