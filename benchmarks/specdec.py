@@ -237,14 +237,13 @@ def main() -> None:
     t0 = time.perf_counter()
     loaded = load_model(progress=False)
     model, tokenizer, compiler = loaded.model.eval(), loaded.tokenizer, loaded.compiler
-    vocab = compiler.vocab
     wanted = set(args.modes.split(",")) | {"plain", "constrained"}  # the ratios' denominators always run
     modes = [m for m in BASE_MODES if not args.modes or m in wanted]
     draft_model = None
     if args.model_drafter:
         draft_model = layer_skip_drafter(model, args.draft_layers)
         modes.append("+model")
-    print(f"SmolLM2-135M-Instruct (GGUF, fp32 on CPU, {torch.get_num_threads()} threads), vocabulary {vocab.size}, "
+    print(f"SmolLM2-135M-Instruct (GGUF, fp32 on CPU, {torch.get_num_threads()} threads), vocabulary {compiler.vocab.size}, "
           f"loaded in {time.perf_counter() - t0:.1f} s; greedy, batch 1, max {args.max_new_tokens} new tokens, "
           f"{args.repeats} repeat(s)")
     if draft_model is not None:

@@ -2,9 +2,8 @@
 batches.
 
 Verifying a draft runs the model over a few new positions at once, and a decode step of a small
-batch over one position per row. On CPU, MKL's sgemm for an
-(n, k) x (k, m) product with small n costs about twice its one-row gemv, so verification cost most
-of what the accepted drafts saved. The same product taken the other way round, (m, k) x (k, n),
+batch over one position per row. On CPU, MKL's sgemm for an (n, k) x (k, m) product with small n
+costs about twice its one-row gemv, so verification cost most of what the accepted drafts saved. The same product taken the other way round, (m, k) x (k, n),
 streams the weight the way gemv does. SmolLM2-135M, 2 threads, medians of 7 (ms per pass):
 
     positions       1    2    3    4    5    6    8   10   12

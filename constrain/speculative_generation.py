@@ -31,9 +31,9 @@ def speculative_loop(
     jump_forward: bool,
     log_drafts: bool,
 ) -> list[int]:
+    from .specdec.jump_forward import SpellingMemory
     from .specdec.pass_costs import PassCosts
     from .specdec.planning import GammaController
-    from .specdec.jump_forward import SpellingMemory
     from .specdec.randomness import TorchRandomness
     from .specdec.speculate import speculative_decode
 

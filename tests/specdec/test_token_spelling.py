@@ -18,6 +18,7 @@ from tokenizers import Tokenizer
 from constrain import Compiler, Matcher
 from constrain.specdec.jump_forward import forced_tokens, spelled_before
 from constrain.specdec.token_spelling import as_encode, encoded, greedy, spell, token_index, utf8_prefix
+from lookup_oracle import utf8_oracle  # tests/support
 
 FIXTURES = [HealthCheck.function_scoped_fixture]
 
@@ -79,16 +80,6 @@ class Oracle:
 @pytest.fixture(scope="module")
 def oracles(llama3, sp_vocab):
     return {"llama3": Oracle(llama3), "sentencepiece": Oracle(sp_vocab)}
-
-
-def utf8_oracle(data: bytes) -> bytes:
-    for j in range(len(data), -1, -1):
-        try:
-            data[:j].decode("utf-8")
-            return data[:j]
-        except UnicodeDecodeError:
-            pass
-    return b""
 
 
 def _spell(vocab, tokens) -> bytes:
