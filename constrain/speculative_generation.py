@@ -39,8 +39,9 @@ def speculative_loop(
 
     drafter, forced = resolve_drafters(draft, jump_forward, tokenizer)
     memory = _per_model(_MEMORIES, model, SpellingMemory)
-    if forced is not None:
-        forced.memory = memory
+    for source in (forced, drafter):
+        if source is not None and hasattr(source, "memory"):
+            source.memory = memory
     if drafter is not None and hasattr(drafter, "begin"):
         drafter.begin(prompt, sampling, grammar.vocab)
     target = CachedLM(model)

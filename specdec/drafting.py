@@ -24,12 +24,15 @@ class Draft:
     """Proposed tokens; `q[i]` (a 1-D float tensor over the vocabulary) is the distribution
     `tokens[i]` was drawn from, or `q` is None for a deterministic drafter. `forced` counts the
     leading tokens that came from a grammar-forced run (jump-forward); a draft assembled from
-    several sources lists per token whether it was forced in `forced_flags` instead."""
+    several sources lists per token whether it was forced in `forced_flags` instead. `closing`
+    counts trailing tokens past the requested count that close a copied value (value_end.py):
+    a caller may keep them (a verified position each) or cut the draft to its count."""
 
     tokens: list[int] = field(default_factory=list)
     q: Optional[Any] = None
     forced: int = 0
     forced_flags: Optional[list[bool]] = None
+    closing: int = 0
 
     def __len__(self) -> int:
         return len(self.tokens)

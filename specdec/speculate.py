@@ -132,6 +132,8 @@ def speculative_decode(
 
         new: list[int] = []
         for t in verdict.tokens:
+            if matcher.must_terminate():
+                break  # only EOS is left (a drafted `}` ended the text): plain decoding stops here
             if not matcher.accept_token(t):
                 raise RuntimeError(f"token {t} was emitted outside the grammar's mask (a bug in constrain)")
             if matcher.is_terminated():
@@ -180,7 +182,8 @@ def _propose(
             part = source.propose(context + draft.tokens, fork, n, rng)
             if source is drafter:
                 drafter_seconds[0] += time.perf_counter() - t0
-            tokens = part.tokens[:n]
+            # a value's closing token may run one past the drafter's count, never past the budget
+            tokens = part.tokens[: n + min(part.closing, budget - len(draft.tokens) - n)]
             if not tokens:
                 continue
             if source is forced:

@@ -23,6 +23,7 @@ from constrain.matcher import Matcher
 from .drafting import Draft
 from .randomness import Randomness
 from .token_spelling import as_encode, spell
+from .value_end import ValueCloser, continues_name, phrase_end
 from .word_echo import IS_WORD, word_echo
 
 
@@ -31,13 +32,14 @@ class TextLookupDrafter:
     longest match over the vocabulary). A match needs at least `min_match` bytes; suffixes are
     considered up to `max_match` bytes; the draft spells at most `max_bytes` following bytes.
     A match of punctuation alone (no letter, digit or non-ASCII byte) needs `min_punctuation_match`
-    bytes. `word_starts`: without a match, look the partial word up at earlier word starts."""
+    bytes. `word_starts`: without a match, look the partial word up at earlier word starts.
+    `value_ends`: close a copied value where its phrase ends (value_end.py)."""
 
     kind = "lookup"
 
     def __init__(
         self, encode: Any = None, *, min_match: int = 3, max_match: int = 64, max_tokens: int = 10, max_bytes: int = 96,
-        min_punctuation_match: int = 8, word_starts: bool = True,
+        min_punctuation_match: int = 8, word_starts: bool = True, value_ends: bool = True,
     ) -> None:
         for name, value in (("min_match", min_match), ("max_match", max_match), ("max_tokens", max_tokens),
                             ("max_bytes", max_bytes), ("min_punctuation_match", min_punctuation_match)):
@@ -50,6 +52,9 @@ class TextLookupDrafter:
         self.max_tokens, self.max_bytes = max_tokens, max_bytes
         self.min_punctuation_match = min_punctuation_match
         self.word_starts = bool(word_starts)
+        self.value_ends = bool(value_ends)
+        self._closer = ValueCloser()
+        self.memory: Any = None  # a SpellingMemory (set by the generation loop): the model's spellings
         self._ids: list[int] = []
         self._data = bytearray()
         self._starts: list[int] = []  # byte offset of each id's bytes in _data
@@ -69,6 +74,7 @@ class TextLookupDrafter:
             start = word_echo(data)
         if start < 0:
             return Draft([], None, 0)
+        copied = bytes(data[start : start + self.max_bytes])
         k = bisect_left(self._starts, start)
         if k < len(self._ids) and self._starts[k] == start:  # on a token boundary: its own tokens
             tokens = []
@@ -80,8 +86,36 @@ class TextLookupDrafter:
                     break
                 tokens.append(t)
         else:
-            tokens = spell(vocab, bytes(data[start : start + self.max_bytes]), self._encode, limit)
-        return Draft(tokens[: matcher.validate_tokens(tokens)], None, 0)
+            tokens = spell(vocab, copied, self._encode, limit)
+        cut = matcher.validate_tokens(tokens)
+        if self.value_ends:
+            end = phrase_end(copied, continues_name(data, start))
+            draft = self._close_value(tokens, cut, end, matcher, self._ids)
+            return Draft(draft, None, 0, closing=max(0, len(draft) - limit))
+        return Draft(tokens[:cut], None, 0)
+
+    def _close_value(
+        self, tokens: list[int], cut: int, end: int, matcher: Matcher, context: Sequence[int]
+    ) -> list[int]:
+        """The copied tokens up to the phrase's end `end` (a byte offset, -1: none) or the
+        grammar's cut, and the token that closes the value there (it may be one past the drafter's
+        limit); `tokens[:cut]` where neither is met or no closing byte forces a run."""
+        compiled = matcher.compiled
+        table = compiled.vocab.token_bytes
+        used = kept = 0
+        while kept < cut and (end < 0 or used + len(table[tokens[kept]]) <= end):
+            used += len(table[tokens[kept]])
+            kept += 1
+        at_phrase_end = end >= 0 and used == end
+        at_grammar_cut = 0 < kept == cut < len(tokens) and not at_phrase_end
+        if not (at_phrase_end or at_grammar_cut):
+            return tokens[:cut]
+        state = matcher.state
+        for t in tokens[:kept]:
+            state = compiled.next_state(state, t)
+        spelled = (context, self.memory.ids()) if self.memory is not None else (context,)
+        closing = self._closer.closing_token(compiled, state, self._encode, spelled)
+        return tokens[:cut] if closing is None else tokens[:kept] + [closing]
 
     def _context_bytes(self, context: Sequence[int], vocab: Any) -> bytearray:
         """The context's bytes, extended in place when the context extends the previous one."""

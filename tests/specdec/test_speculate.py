@@ -25,6 +25,7 @@ from constrain.specdec.jump_forward import ForcedDrafter
 from constrain.specdec.model_drafter import ModelDrafter
 from constrain.specdec.ngram import NgramDrafter
 from constrain.specdec.speculate import speculative_decode
+from constrain.specdec.text_lookup import TextLookupDrafter
 
 PATTERN = r"(c|[ab]+c)ab[abc]*"  # after the "c", "ab" is forced (a jump-forward draft)
 PROMPT = [0, 1, 3, 4, 0, 1]
@@ -50,6 +51,8 @@ def drafter_for(kind: str, params: SamplingParams, grammar):
         return d, None
     if kind == "ngram":
         return NgramDrafter(max_ngram=2), None
+    if kind == "lookup":
+        return TextLookupDrafter(min_match=2), None
     if kind == "forced":
         return None, ForcedDrafter()
     if kind == "model+forced":
@@ -58,7 +61,7 @@ def drafter_for(kind: str, params: SamplingParams, grammar):
     raise AssertionError(kind)
 
 
-TOKENS_FOR = {"model": 3, "model+forced": 3, "ngram": 4, "forced": 4}  # model drafts branch: fewer tokens
+TOKENS_FOR = {"model": 3, "model+forced": 3, "ngram": 4, "lookup": 4, "forced": 4}  # model drafts branch: fewer tokens
 
 
 def spec_law(grammar, params, kind: str, gamma: int, max_new_tokens: int):
@@ -76,7 +79,7 @@ def spec_law(grammar, params, kind: str, gamma: int, max_new_tokens: int):
 
 
 @pytest.mark.parametrize("params", PARAMS.values(), ids=PARAMS.keys())
-@pytest.mark.parametrize("kind", ["model", "ngram", "forced", "model+forced"])
+@pytest.mark.parametrize("kind", ["model", "ngram", "lookup", "forced", "model+forced"])
 @pytest.mark.parametrize("gamma", [1, 2, 3])
 def test_speculation_has_the_law_of_plain_sampling(grammar, params, kind, gamma):
     reference = plain_law(ToyLM(salt=1), grammar, PROMPT, params, TOKENS_FOR[kind])
@@ -180,6 +183,44 @@ def test_after_rejections_the_matcher_is_a_fresh_one_fed_the_emitted_tokens(gram
             assert fresh.accept_token(EOS)
         assert fresh.state == matcher.state and fresh.num_accepted_tokens == matcher.num_accepted_tokens
     assert rejections > 0
+
+
+class ClosingDrafter:
+    """Deterministic drafts of `max_tokens` tokens and one more flagged as a value's closing
+    (Draft.closing, as the prompt lookup's value ends are): the loop may verify it past γ."""
+
+    kind = "closing"
+
+    def __init__(self) -> None:
+        self.proposed: list[tuple[int, int]] = []  # (count asked, tokens proposed)
+
+    def propose(self, context, matcher, max_tokens, rng):
+        tokens = [0, 1][:max_tokens] + [2] * max(0, max_tokens - 2) + [2]  # "ab...c": the pattern's start
+        self.proposed.append((max_tokens, len(tokens)))
+        return Draft(tokens, None, 0, closing=1)
+
+
+@pytest.mark.parametrize("gamma", [1, 2, 3])
+@pytest.mark.parametrize("params", [PARAMS["t1"], PARAMS["greedy-penalties"]], ids=["t1", "greedy"])
+def test_a_closing_token_past_gamma_keeps_the_law_and_the_budget(grammar, params, gamma):
+    max_new = 3
+    reference = plain_law(ToyLM(salt=1), grammar, PROMPT, params, max_new)
+    target = ToyLM(salt=1)
+    longest = [0]
+
+    def run(rng):
+        drafter = ClosingDrafter()
+        result = speculative_decode(target, Matcher(grammar), PROMPT, params, rng=rng, max_new_tokens=max_new,
+                                    drafter=drafter, controller=FixedGamma(gamma))
+        longest[0] = max([longest[0]] + [d for d, _, _ in result.metrics.passes])
+        assert len(result.tokens) <= max_new
+        return outcome(result)
+
+    law = exact_law(run)
+    tv = 0.5 * sum(abs(law.get(k, 0.0) - reference.get(k, 0.0)) for k in set(law) | set(reference))
+    assert tv < TV_LIMIT
+    # the closing token was verified past γ where the budget left room (the first pass: 3 - 1)
+    assert longest[0] == min(gamma + 1, max_new - 1)
 
 
 def test_padding_passes_with_filler_positions_keeps_the_law(grammar):

@@ -249,10 +249,14 @@ def test_json_echo_is_drafted_though_its_tokens_differ(compiler, llama3, encode,
     # token n-grams miss it: the output's last token never occurs in the prompt
     assert NgramDrafter().propose(ctx, m, 10, None).tokens == []
 
-    drafter = TextLookupDrafter(encode if with_encode else None)
+    drafter = TextLookupDrafter(encode if with_encode else None, value_ends=False)
     got = propose(drafter, ctx, m)
     # " Hopper" fills the 12 characters of the name; the grammar cuts the ", 85 years" after it
     assert _spell(llama3, got) == b" Hopper"
+    # with value ends (the default) the string is closed there: `"` and the start of the forced
+    # `,"age":` (the prompt's comma is a phrase end too)
+    closed = propose(TextLookupDrafter(encode if with_encode else None), ctx, m)
+    assert closed[:-1] == got and _spell(llama3, closed[-1:]) == b'","'
     free = propose(drafter, ctx, Matcher(compiler.compile_regex(r"(.|\n)*")))
     assert _spell(llama3, free).startswith(b" Hopper, 85 years old")
     assert free[: len(got)] == got
@@ -278,6 +282,7 @@ def test_regex_echo_is_cut_where_the_grammar_must(compiler, llama3, encode):
 # -- arguments and bounds ------------------------------------------------------------------------
 def test_kind_and_defaults():
     d = TextLookupDrafter()
+    assert d.value_ends and d.memory is None
     assert d.kind == "lookup"
     assert (d.min_match, d.max_match, d.max_tokens, d.max_bytes) == (3, 64, 10, 96)
 
