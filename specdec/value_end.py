@@ -22,6 +22,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from constrain.compiled import TERMINATED
+
 from .token_spelling import Encode, spell
 from .word_echo import IS_WORD
 
@@ -111,7 +113,10 @@ class ValueCloser:
         return token
 
     def closing_bytes(self, compiled: Any, state: Any) -> bytes:
-        """The closing byte at `state` and the run it forces (b"": none forces one)."""
+        """The closing byte at `state` and the run it forces (b"": none forces one; none after
+        an EOS)."""
+        if state == TERMINATED:
+            return b""
         if compiled is not self._compiled or len(self._memo) >= MEMO_SIZE:
             self._compiled, self._memo = compiled, {}
         found = self._memo.get(state)

@@ -224,3 +224,17 @@ def test_lookup_spells_the_closing_as_the_model_did(person, encode, llama3):
     drafter.memory = memory
     d = drafter.propose(prompt + out, m, 10, None)
     assert spell(llama3, d.tokens) == b' Hopper",'
+
+
+def test_no_closing_after_a_copied_eos(person, encode, llama3):
+    """A copy on a token boundary can hold the context's EOS (an earlier turn's end): the
+    grammar accepts it, and no value is closed after it."""
+    eos = sorted(llama3.eos_token_ids)[0]
+    prompt = encode('Last time: {"name":"Ada","age":41}') + [eos] + encode(" and then more.")
+    out = encode('{"name":"Ada","age":41')
+    m = Matcher(person)
+    assert m.accept_tokens(out) == len(out)
+    d = TextLookupDrafter(encode).propose(prompt + out, m, 10, None)  # the prompt's own tokens
+    assert d.tokens[-1] == eos and spell(llama3, d.tokens[:-1]) == b"}"
+    ended = person.next_state(person.next_state(m.state, d.tokens[0]), eos)
+    assert ended is not None and ValueCloser().closing_bytes(person, ended) == b""
