@@ -132,8 +132,8 @@ def speculative_decode(
 
         new: list[int] = []
         for t in verdict.tokens:
-            if matcher.must_terminate():
-                break  # only EOS is left (a drafted `}` ended the text): plain decoding stops here
+            if t in vocab.eos_token_ids and matcher.must_terminate():
+                break  # only EOS was left (a drafted `}` ended the text): plain decoding stops here
             if not matcher.accept_token(t):
                 raise RuntimeError(f"token {t} was emitted outside the grammar's mask (a bug in constrain)")
             if matcher.is_terminated():
