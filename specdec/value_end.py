@@ -9,9 +9,9 @@ phrase end (`,;!?)`, a line break, a full stop not followed by a letter or digit
 a lowercase word), or where the grammar stops accepting the copy, the draft stops copying and
 writes the closing byte: among the ASCII punctuation bytes the grammar allows there, the one
 after which it forces the longest run that leaves the value (a run with a non-word byte in it),
-or failing that a byte that completes the document (only EOS may follow), spelled as the model spelled it
-before (its first token only: `",`; the rest of the run is jump-forward's), else as the
-tokenizer spells it. Where no byte leaves the value that way (a free string with text allowed
+or failing that a byte that completes the document (only EOS may follow), spelled as the model
+spelled it before (its first token only: `",`; the rest of the run is jump-forward's), else as
+the tokenizer spells it. Where no byte leaves the value that way (a free string with text allowed
 after it) no closing is drafted. A guess like every draft, verified by the target: when the
 model goes on writing the value, the draft loses what copying on would have won.
 """
@@ -24,10 +24,9 @@ import numpy as np
 
 from constrain.compiled import TERMINATED
 
+from .jump_forward import SPELLING_WINDOW
 from .token_spelling import Encode, spell
 from .word_echo import IS_WORD
-
-SPELLING_WINDOW = 512  # recent ids searched for the model's spelling of a closing
 
 PHRASE_END = frozenset(b",;!?)\n\r")
 SENTENCE_END, SPACE = ord("."), ord(" ")
@@ -94,11 +93,11 @@ class ValueCloser:
     def closing_token(
         self, compiled: Any, state: Any, encode: Optional[Encode], spelled: Sequence[Sequence[int]] = ()
     ) -> Optional[int]:
-        """The first token spelling (closing byte + the run it forces) at `state`, or None where
-        no closing byte forces a run (or the grammar rejects that token). `spelled`: id
-        sequences (the context, the model's earlier outputs) searched for the model's own first
-        token of those bytes (the longest found) (a model writes `",` `"` where the tokenizer
-        spells `","`); the tokenizer's spelling where none holds one."""
+        """The first token spelling the closing bytes at `state` (closing_bytes), or None where
+        there are none (or the grammar rejects that token). `spelled`: id sequences (the
+        context, the model's earlier outputs) searched for the model's own first token of those
+        bytes, the longest found (a model writes `",` `"` where the tokenizer spells `","`); the
+        tokenizer's spelling where none holds one."""
         closing = self.closing_bytes(compiled, state)
         if not closing:
             return None
@@ -113,8 +112,8 @@ class ValueCloser:
         return token
 
     def closing_bytes(self, compiled: Any, state: Any) -> bytes:
-        """The closing byte at `state` and the run it forces (b"": none forces one; none after
-        an EOS)."""
+        """The closing byte at `state` and the run it forces (b"": no byte leaves the value, or
+        the state is after an EOS)."""
         if state == TERMINATED:
             return b""
         if compiled is not self._compiled or len(self._memo) >= MEMO_SIZE:
