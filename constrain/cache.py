@@ -1,10 +1,11 @@
 """Compile caches: a bounded in-memory LRU, and an optional on-disk store.
 
 Disk format (version DISK_FORMAT): one `.npz` per key holding only integer/bool arrays and a
-UTF-8 JSON header stored as a uint8 array; read with `allow_pickle=False`, so loading never runs
-code. Writes go to a temporary file in the same folder and are published with `os.replace`, so
-readers in other processes see a whole file or none. The folder is bounded in bytes; the least
-recently used files go first. A file that is corrupt or of another version is treated as a miss.
+UTF-8 JSON header stored as a uint8 array (the record's kind, "dfa" or "rules", and its body);
+read with `allow_pickle=False`, so loading never runs code. Writes go to a temporary file in the
+same folder and are published with `os.replace`, so readers in other processes see a whole file
+or none. The folder is bounded in bytes; the least recently used files go first. A file that is
+corrupt or of another version is treated as a miss.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Optional
+from typing import Any, Callable, Hashable, Optional, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 DISK_FORMAT = 1
 _SUFFIX = ".cdfa.npz"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ class MemoryCache:
 
 
 class DiskCache:
-    """DFAs on disk, keyed by hex digests; bounded to `max_bytes`."""
+    """Compiled automata on disk (regex DFAs, grammars' rule sets: records of a `kind`), keyed by
+    hex digests; bounded to `max_bytes`."""
 
     def __init__(self, directory: os.PathLike[str] | str, max_bytes: int = 512 * 2**20) -> None:
         self.directory = Path(directory)
@@ -102,13 +105,23 @@ class DiskCache:
         return self.directory / f"{key}{_SUFFIX}"
 
     def load(self, key: str) -> Optional[DFA]:
+        """The DFA stored under `key`, or None."""
+        return self.load_record(key, "dfa", lambda _, a: DFA(a["byte_classes"], a["table"], a["accepting"]))
+
+    def store(self, key: str, dfa: DFA) -> None:
+        self.store_record(key, "dfa", {}, {"byte_classes": dfa.byte_classes, "table": dfa.table, "accepting": dfa.accepting})
+
+    def load_record(self, key: str, kind: str, decode: Callable[[dict[str, Any], dict[str, np.ndarray]], T]) -> Optional[T]:
+        """decode(body, arrays) of the record of `kind` stored under `key`, or None: a missing,
+        corrupt, foreign or other-kind file, or one `decode` refuses (ValueError), is a miss."""
         path = self._path(key)
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode("utf-8"))
-                if header.get("format") != DISK_FORMAT or header.get("key") != key:
+                if header.get("format") != DISK_FORMAT or header.get("key") != key or header.get("kind", "dfa") != kind:
                     return None
-                dfa = DFA(data["byte_classes"], data["table"], data["accepting"])
+                arrays = {name: data[name] for name in data.files if name != "header"}
+            found = decode(header.get("body", {}), arrays)
         except FileNotFoundError:
             return None
         except Exception as exc:  # corrupt or foreign file: a miss, never a crash
@@ -119,20 +132,15 @@ class DiskCache:
         except OSError:
             pass
         self.hits += 1
-        return dfa
+        return found
 
-    def store(self, key: str, dfa: DFA) -> None:
-        header = json.dumps({"format": DISK_FORMAT, "key": key}).encode("utf-8")
+    def store_record(self, key: str, kind: str, body: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        """Store `body` (JSON) and `arrays` (integer/bool) as the record of `kind` under `key`."""
+        header = json.dumps({"format": DISK_FORMAT, "key": key, "kind": kind, "body": body}).encode("utf-8")
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
         try:
             with os.fdopen(fd, "wb") as fh:
-                np.savez(
-                    fh,
-                    header=np.frombuffer(header, dtype=np.uint8),
-                    byte_classes=dfa.byte_classes,
-                    table=dfa.table,
-                    accepting=dfa.accepting,
-                )
+                np.savez(fh, header=np.frombuffer(header, dtype=np.uint8), **arrays)
             os.replace(tmp, self._path(key))
         except OSError as exc:
             log.warning("could not write cache file in %s: %s", self.directory, exc)

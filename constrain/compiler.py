@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import weakref
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from . import __version__
 from .automata import regex_to_dfa
@@ -22,6 +22,9 @@ from .index.vocab_index import VocabIndex, vocab_index
 from .limits import Limits
 from .memos import clear_memos
 from .vocab import Vocabulary
+
+if TYPE_CHECKING:
+    from .automata.rules import RuleSet
 
 # Every live Compiler, for the process-wide cache_info() / clear_cache(); weak, so a dropped
 # Compiler and its caches are freed as usual.
@@ -129,7 +132,10 @@ class Compiler:
         """A grammar of the texts Lark's Earley parser accepts from rule `start` of the Lark
         grammar `text` (docs/lark.md: the dialect, and where lexing differs). `import_paths`:
         folders for `%import` of grammar files (common.lark and Lark's others are built in)."""
+        import lark
+
         from .automata.rules import NEAR_START_NFA_STATES, compile_rules
+        from .grammar.lark.dialect import imports_files
         from .grammar.lark.translate import lark_rules
         from .index.stack_index import StackTokenAutomaton
 
@@ -137,14 +143,19 @@ class Compiler:
             raise TypeError(f"compile_lark needs the grammar as text (str), got {type(text).__name__}")
         paths = [str(p) for p in import_paths]
         options = {"start": start, "import_paths": paths}
-        key = cache_key("lark", text, options, self.vocab.fingerprint, __version__,
+        key = cache_key("lark", text, options, self.vocab.fingerprint, __version__, lark.__version__,
                         [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()])
 
-        def compute() -> CompiledGrammar:
+        def build() -> RuleSet:
             specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
             lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials)
             rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy)
             rule_set.build_near_start(NEAR_START_NFA_STATES)
+            return rule_set
+
+        def compute() -> CompiledGrammar:
+            # (a grammar importing files is rebuilt: the key does not hold their texts)
+            rule_set = build() if imports_files(text, paths) else self._rule_set(key, build)
             return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(rule_set, self.index, self.limits))
 
         return self._memory.get_or_compute(key, compute)
@@ -161,6 +172,19 @@ class Compiler:
         if suffix == ".json":
             return self.compile_json_schema(text)
         return self.compile_lark(text, start, import_paths=[os.path.dirname(os.path.abspath(file))])
+
+    def _rule_set(self, key: str, build: Callable[[], RuleSet]) -> RuleSet:
+        """build(), or the rule set a process stored on disk under `key` (a `cache_dir`): a
+        later process skips the grammar's loading and lowering (Lark: most of a compile)."""
+        from .automata.rule_set_codec import decode_rule_set, encode_rule_set
+
+        if self._disk is None:
+            return build()
+        found = self._disk.load_record(key, "rules", lambda body, arrays: decode_rule_set(body, arrays, self.limits))
+        if found is None:
+            found = build()
+            self._disk.store_record(key, "rules", *encode_rule_set(found))
+        return found
 
     def _compile(
         self, kind: str, source: str, options: dict[str, Any], build: Callable[[], DFA]

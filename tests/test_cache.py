@@ -114,3 +114,18 @@ def test_several_processes_share_one_folder(tmp_path):
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0 and out.strip() == "ok", err
     assert not list(Path(tmp_path).glob(".tmp-*"))  # no temporary files left behind
+
+
+def test_records_of_another_kind_or_refused_by_their_decoder_are_misses(tmp_path):
+    disk = DiskCache(tmp_path)
+    disk.store_record("r", "rules", {"n": 3}, {"xs": np.arange(3, dtype=np.int32)})
+    assert disk.load("r") is None  # (a DFA is asked for: another kind)
+    got = disk.load_record("r", "rules", lambda body, arrays: (body["n"], arrays["xs"].tolist()))
+    assert got == (3, [0, 1, 2]) and disk.hits == 1
+
+    def refuse(body, arrays):
+        raise ValueError("not what I wrote")
+
+    assert disk.load_record("r", "rules", refuse) is None and disk.hits == 1
+    disk.store("d", regex_to_dfa("a+"))
+    assert disk.load_record("d", "rules", lambda body, arrays: body) is None

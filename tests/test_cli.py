@@ -213,10 +213,10 @@ def test_compile_regex_reports_the_dfa_and_then_the_disk_cache(capsys, cache_dir
 @needs_vocab
 def test_compile_schema_and_lark_files_report_rules_and_states(capsys, files):
     compiler = Compiler(smollm2_vocab())
-    for argv, grammar in [
-        ([files["person"]], compiler.compile_json_schema(PERSON)),
-        ([files["sum"]], compiler.compile_lark(SUM_LARK)),
-        (["--grammar", "csv"], None),
+    for argv, grammar, cache in [
+        ([files["person"]], compiler.compile_json_schema(PERSON), "compiled"),  # (schemas stay off disk)
+        ([files["sum"]], compiler.compile_lark(SUM_LARK), "compiled and stored"),
+        (["--grammar", "csv"], None, "compiled and stored"),
     ]:
         code, out, err = run(capsys, "compile", *argv, "--json")
         figures = json.loads(out)
@@ -225,7 +225,10 @@ def test_compile_schema_and_lark_files_report_rules_and_states(capsys, files):
         if grammar is not None:
             stats = grammar.stats()
             assert (figures["rules"], figures["rules_built"], figures["dfa_states"]) == (stats["rules"], stats["rules_built"], stats["dfa_states"])
-        assert figures["cache"] == "compiled"
+        assert figures["cache"] == cache
+    vocab_only._compilers.clear()  # a new compiler: what a second process sees
+    code, out, _ = run(capsys, "compile", "--grammar", "csv", "--json")
+    assert code == 0 and json.loads(out)["cache"] == "disk"
 
 
 @needs_vocab

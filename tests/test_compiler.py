@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from constrain import Compiler, Limits, LimitExceededError, Matcher, RegexSyntaxError
@@ -107,3 +108,56 @@ def test_schemas_differing_in_property_order_are_two_grammars(llama3):
     assert g_ab.accepts('{"a":1,"b":2}') and not g_ab.accepts('{"b":2,"a":1}')
     assert g_ba.accepts('{"b":2,"a":1}') and not g_ba.accepts('{"a":1,"b":2}')
     assert c.compile_json_schema(dict(ab)) is g_ab  # equal schemas still share one entry
+
+
+def _masks_along(grammar, vocab, text: bytes) -> list[np.ndarray]:
+    """The allowed ids at each step of `text`, written with the longest allowed token each time."""
+    m, out = Matcher(grammar), []
+    while text:
+        allowed = m.allowed_token_ids()
+        out.append(allowed)
+        tid = max((t for t in allowed.tolist() if text.startswith(vocab.token_bytes[t])), key=lambda t: len(vocab.token_bytes[t]))
+        assert m.accept_token(tid)
+        text = text[len(vocab.token_bytes[tid]):]
+    out.append(m.allowed_token_ids())
+    return out
+
+
+def test_lark_grammars_are_read_back_from_the_disk_cache(llama3, tmp_path):
+    """A new Compiler (a new process, in use) reads the grammar's rules from disk instead of
+    loading and lowering it again, and its masks are the same."""
+    from constrain.grammars import load
+
+    c1 = Compiler(llama3, cache_dir=tmp_path)
+    g1 = c1.compile_lark(load("sql"))
+    assert c1.cache_info().disk_files == 1 and c1.cache_info().disk_hits == 0
+    c2 = Compiler(llama3, cache_dir=tmp_path)
+    g2 = c2.compile_lark(load("sql"))
+    assert c2.cache_info().disk_hits == 1
+    query = b"SELECT name, COUNT(*) AS n FROM users WHERE age > 18 GROUP BY name;"
+    for a, b in zip(_masks_along(g1, llama3, query), _masks_along(g2, llama3, query), strict=True):
+        assert np.array_equal(a, b)
+    # Another start rule is another grammar.
+    c2.compile_lark(load("sql"), start="select_stmt")
+    assert (c2.cache_info().disk_hits, c2.cache_info().disk_files) == (1, 2)
+
+
+def test_lark_grammars_importing_files_are_not_kept_on_disk(llama3, tmp_path):
+    """The key holds the grammar's text, not the texts of the files it imports: an edited
+    import must not be served from a stale record."""
+    folder = tmp_path / "grammars"
+    folder.mkdir()
+    (folder / "words.lark").write_text('WORD: /[a-z]+/\n')
+    main = folder / "main.lark"
+    main.write_text('start: WORD ("," WORD)*\n%import .words.WORD\n')
+    cache = tmp_path / "cache"
+    c = Compiler(llama3, cache_dir=cache)
+    g = c.compile_grammar_file(main)
+    assert g.accepts(b"ab,c")
+    assert c.cache_info().disk_files == 0
+    (folder / "words.lark").write_text('WORD: /[0-9]+/\n')
+    g = Compiler(llama3, cache_dir=cache).compile_grammar_file(main)
+    assert g.accepts(b"12,3") and not g.accepts(b"ab,c")
+    # Lark's own grammars are part of the installed lark: those imports are kept.
+    c.compile_lark('start: NUMBER\n%import common.NUMBER\n')
+    assert c.cache_info().disk_files == 1

@@ -91,11 +91,13 @@ def _sizes(stats: dict[str, int]) -> dict[str, int]:
 def _cache_status(kind: str, before: Any, after: Any) -> str:
     if after.hits > before.hits:
         return "memory"  # compiled earlier in this process
-    if kind != "regex":
-        return "compiled"  # grammars of rules are not stored on disk (only regex DFAs are)
     if default_cache_dir() is None:
         return "compiled (disk cache off)"
-    return "disk" if after.disk_hits > before.disk_hits else "compiled and stored"
+    if after.disk_hits > before.disk_hits:
+        return "disk"
+    if kind == "regex" or after.disk_files > before.disk_files:
+        return "compiled and stored"
+    return "compiled"  # (JSON Schemas, and Lark grammars that import files, are not stored)
 
 
 def _first_mask(grammar: Any) -> dict[str, Any]:
@@ -112,7 +114,7 @@ def _table(f: dict[str, Any]) -> str:
         "memory": "already compiled in this process",
         "disk": f"loaded from the disk cache ({f['cache_dir']})",
         "compiled and stored": f"compiled now, stored in the disk cache ({f['cache_dir']})",
-        "compiled": "compiled now (schemas and Lark grammars are not kept on disk; only regex DFAs are)",
+        "compiled": "compiled now (JSON Schemas, and Lark grammars that import files, are not kept on disk)",
     }.get(f["cache"], f"{f['cache']}")
     if "rules" in f and f["rules_built"] < f["rules"]:
         size = f"{f['rules']} rules ({f['rules_built']} built at compile time, the rest on first use), " \

@@ -48,3 +48,18 @@ def test_json_schemas_become_declared_terminals():
     d = read_dialect('start: "x=" %json {"type": "object", "properties": {"a": {"type": "integer"}}} ";"\n')
     assert d.schemas == {"CONSTRAIN_JSON_0": {"type": "object", "properties": {"a": {"type": "integer"}}}}
     assert d.text.startswith('start: "x="  CONSTRAIN_JSON_0  ";"') and "%declare CONSTRAIN_JSON_0" in d.text
+
+
+def test_imports_files_tells_file_imports_from_lark_built_ins(tmp_path):
+    from constrain.grammar.lark.dialect import imports_files
+
+    assert not imports_files('start: "a"\n')
+    assert not imports_files("start: WS\n%import common.WS\n%import common (NUMBER, WORD)\n")
+    assert not imports_files("  %import unicode.LETTER\n%import python.NAME -> N\n")
+    assert imports_files("start: X\n%import .local.X\n")
+    assert imports_files("start: X\n%import mylib.X\n")
+    assert not imports_files('s: "%import mylib.X"\n')  # (not at a line's start: text, not an import)
+    # A file in a searched folder may stand in for a built-in's name.
+    assert not imports_files("start: WS\n%import common.WS\n", [str(tmp_path)])
+    (tmp_path / "common.lark").write_text("WS: /[ ]+/\n")
+    assert imports_files("start: WS\n%import common.WS\n", [str(tmp_path)])

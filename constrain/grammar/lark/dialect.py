@@ -12,9 +12,10 @@ Strings, regexes and `//` comments are skipped, so their text is never mistaken 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ...errors import GrammarError, UnsupportedGrammarError
 
@@ -115,3 +116,21 @@ def _json_after(text: str, i: int, what: str) -> tuple[Any, int]:
 
 def _line(text: str, i: int) -> int:
     return text.count("\n", 0, i) + 1
+
+
+_IMPORT = re.compile(r"^[ \t]*%import[ \t]+([\w.]+)", re.M)
+LARK_BUILTIN_GRAMMARS = frozenset({"common", "unicode", "python", "lark"})
+
+
+def imports_files(text: str, import_paths: Sequence[str] = ()) -> bool:
+    """Can the grammar's `%import`s read files: a relative import, a module other than Lark's
+    built-in grammars, or a built-in's name that a file in `import_paths` (searched first)
+    holds? A cache keyed by the text alone would miss an edit of those files."""
+    for m in _IMPORT.finditer(text):
+        parts = m.group(1).split(".")
+        if not parts[0] or parts[0] not in LARK_BUILTIN_GRAMMARS:
+            return True
+        for module in (parts, parts[:-1]):  # (`%import a.b (X, Y)` and `%import a.b.X`)
+            if module and any(os.path.isfile(os.path.join(p, *module) + ".lark") for p in import_paths):
+                return True
+    return False
