@@ -104,6 +104,13 @@ class Compiler:
                         [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()])
 
         def compute() -> CompiledGrammar:
+            stored = self._stored_rules(key)
+            if stored is not None:  # (only schemas without distinct keys or items are stored)
+                rule_set, body = stored
+                return CompiledGrammar(
+                    "json_schema", source, options.key(), self.vocab, StackTokenAutomaton(rule_set, self.index, self.limits),
+                    tuple(body.get("relaxations", ())), tuple(body.get("annotations", ())),
+                )
             translator = Translator(as_dict, options, documents)
             rules, start = translator.translate()
             try:
@@ -121,6 +128,8 @@ class Compiler:
                 automaton = StackTokenAutomaton(rule_set, self.index, self.limits)
                 if translator.distinct:
                     automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)
+                else:  # (distinct keys and items live in automata of their own: not stored)
+                    self._store_rules(key, rule_set, relaxations=translator.relaxations, annotations=translator.annotations)
             return CompiledGrammar(
                 "json_schema", source, options.key(), self.vocab, automaton,
                 tuple(translator.relaxations), tuple(translator.annotations),
@@ -176,15 +185,33 @@ class Compiler:
     def _rule_set(self, key: str, build: Callable[[], RuleSet]) -> RuleSet:
         """build(), or the rule set a process stored on disk under `key` (a `cache_dir`): a
         later process skips the grammar's loading and lowering (Lark: most of a compile)."""
-        from .automata.rule_set_codec import decode_rule_set, encode_rule_set
+        stored = self._stored_rules(key)
+        if stored is not None:
+            return stored[0]
+        rule_set = build()
+        self._store_rules(key, rule_set)
+        return rule_set
+
+    def _stored_rules(self, key: str) -> Optional[tuple[RuleSet, dict[str, Any]]]:
+        """(rule set, the record's body: what _store_rules was given besides) from disk, or None."""
+        from .automata.rule_set_codec import decode_rule_set
 
         if self._disk is None:
-            return build()
-        found = self._disk.load_record(key, "rules", lambda body, arrays: decode_rule_set(body, arrays, self.limits))
-        if found is None:
-            found = build()
-            self._disk.store_record(key, "rules", *encode_rule_set(found))
-        return found
+            return None
+        return self._disk.load_record(key, "rules", lambda body, arrays: (decode_rule_set(body, arrays, self.limits), body))
+
+    def _store_rules(self, key: str, rule_set: RuleSet, **extra: Any) -> None:
+        """Keep `rule_set` (and `extra`, JSON) on disk, where there is a cache_dir and the rule
+        set can be stored as it stands (encode_rule_set)."""
+        from .automata.rule_set_codec import encode_rule_set
+
+        if self._disk is None:
+            return
+        try:
+            body, arrays = encode_rule_set(rule_set)
+        except ValueError:
+            return
+        self._disk.store_record(key, "rules", {**body, **extra}, arrays)
 
     def _compile(
         self, kind: str, source: str, options: dict[str, Any], build: Callable[[], DFA]

@@ -161,3 +161,36 @@ def test_lark_grammars_importing_files_are_not_kept_on_disk(llama3, tmp_path):
     # Lark's own grammars are part of the installed lark: those imports are kept.
     c.compile_lark('start: NUMBER\n%import common.NUMBER\n')
     assert c.cache_info().disk_files == 1
+
+
+def test_json_schemas_are_read_back_from_the_disk_cache_with_their_reports(llama3, tmp_path):
+    schema = {"type": "object", "properties": {
+        "id": {"type": "integer", "multipleOf": 0.123456789},  # relaxed (strict=False)
+        "site": {"type": "string", "format": "uri", "minLength": 1, "maxLength": 65536},  # annotated
+        "tags": {"type": "array", "items": {"enum": ["a", "bc"]}, "maxItems": 3},
+    }, "required": ["id", "tags"]}
+    g1 = Compiler(llama3, cache_dir=tmp_path).compile_json_schema(schema, strict=False)
+    c2 = Compiler(llama3, cache_dir=tmp_path)
+    g2 = c2.compile_json_schema(schema, strict=False)
+    assert c2.cache_info().disk_hits == 1
+    assert g1.relaxations == g2.relaxations and g1.relaxations
+    assert g1.annotations == g2.annotations and g1.annotations
+    doc = b'{"id":-12,"site":"https://example.com/a","tags":["bc","a"]}'
+    for a, b in zip(_masks_along(g1, llama3, doc), _masks_along(g2, llama3, doc), strict=True):
+        assert np.array_equal(a, b)
+    # Options are part of the key: strict compiles refuse what strict=False relaxed, from disk or not.
+    with pytest.raises(Exception, match="multipleOf"):
+        c2.compile_json_schema(schema)
+
+
+def test_json_schemas_with_distinct_items_stay_off_disk(llama3, tmp_path):
+    """uniqueItems over an open domain (and any-order objects) live in automata beside the rule
+    set: recompiled. (Over a small enum they are spelled out in the rules: stored.)"""
+    c = Compiler(llama3, cache_dir=tmp_path)
+    g = c.compile_json_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
+    assert c.cache_info().disk_files == 0
+    assert g.accepts(b'["a","b"]') and not g.accepts(b'["a","a"]')
+    g = c.compile_json_schema({"type": "array", "items": {"enum": [1, 2, 3]}, "uniqueItems": True})
+    assert c.cache_info().disk_files == 1
+    g = Compiler(llama3, cache_dir=tmp_path).compile_json_schema({"type": "array", "items": {"enum": [1, 2, 3]}, "uniqueItems": True})
+    assert g.accepts(b"[1,2]") and not g.accepts(b"[1,1]")

@@ -24,7 +24,8 @@ FORMAT = 1
 
 
 def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """(header, arrays) for `rules` as they stand (the DFAs built so far included)."""
+    """(header, arrays) for `rules` as they stand (the DFAs built so far included); ValueError
+    where an Embedded DFA is still deferred (ir.Deferred, unbuilt)."""
     encoder = _Encoder()
     roots = [encoder.node(n) for n in rules.nodes]
     built = [[r, encoder.dfa(rules.dfas[r])] for r in range(rules.n_rules) if rules.built(r)]
@@ -121,7 +122,10 @@ class _Encoder:
             return ["a", [ids[id(c)] for c in node.items]]
         if isinstance(node, ir.Repeat):
             return ["r", ids[id(node.item)], node.min, node.max]
-        if isinstance(node, ir.Embedded):  # (a Deferred one is built here)
+        if isinstance(node, ir.Deferred) and "_dfa" not in node.__dict__:
+            raise ValueError("an automaton of the grammar is not built yet (ir.Deferred): not stored, "
+                             "building it here would cost what deferring it saved")
+        if isinstance(node, ir.Embedded):
             return ["e", self.dfa(node.dfa)]
         if isinstance(node, ir.Graph):
             return ["g", node.n_states, node.start, list(node.finals), [[f, t, ids[id(e)]] for f, t, e in node.edges]]

@@ -97,7 +97,7 @@ def _cache_status(kind: str, before: Any, after: Any) -> str:
         return "disk"
     if kind == "regex" or after.disk_files > before.disk_files:
         return "compiled and stored"
-    return "compiled"  # (JSON Schemas, and Lark grammars that import files, are not stored)
+    return "compiled"  # (e.g. a schema with distinct items, a Lark grammar importing files)
 
 
 def _first_mask(grammar: Any) -> dict[str, Any]:
@@ -114,7 +114,7 @@ def _table(f: dict[str, Any]) -> str:
         "memory": "already compiled in this process",
         "disk": f"loaded from the disk cache ({f['cache_dir']})",
         "compiled and stored": f"compiled now, stored in the disk cache ({f['cache_dir']})",
-        "compiled": "compiled now (JSON Schemas, and Lark grammars that import files, are not kept on disk)",
+        "compiled": "compiled now (not kept on disk: docs/engine.md, Caches, says which grammars are not)",
     }.get(f["cache"], f"{f['cache']}")
     if "rules" in f and f["rules_built"] < f["rules"]:
         size = f"{f['rules']} rules ({f['rules_built']} built at compile time, the rest on first use), " \

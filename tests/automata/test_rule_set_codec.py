@@ -94,6 +94,8 @@ def test_embedded_dfas_shared_in_memory_stay_shared():
         "c": {"type": "string", "pattern": "^x+$"}, "d": {"type": "array", "items": {"type": "string", "minLength": 2}},
     }}
     rules = _schema_rule_set(schema)
+    for r in range(rules.n_rules):
+        rules.dfas[r]  # (builds the deferred parts: an unbuilt one is not stored, see below)
     embedded = [n for n in _walk(rules.nodes) if isinstance(n, ir.Embedded)]
     assert embedded, "the schema should lower to Embedded DFAs"
     back = _round_trip(rules)
@@ -136,3 +138,17 @@ def test_a_damaged_record_is_refused_with_value_error(damage):
     damage(header, arrays)
     with pytest.raises(ValueError):
         decode_rule_set(header, arrays, Limits())
+
+
+def test_a_deferred_automaton_is_stored_only_once_built():
+    """Encoding must not build what the compile deferred (that is the cost deferring saved)."""
+    from constrain.automata import regex_to_dfa
+
+    deferred = ir.Deferred(lambda: regex_to_dfa("ab|cd"), 10)
+    rules = compile_rules({"s": ir.concat(ir.literal("x"), deferred)}, "s", Limits())
+    with pytest.raises(ValueError, match="not built yet"):
+        encode_rule_set(rules)
+    assert "_dfa" not in deferred.__dict__
+    rules.dfas[0]  # (building the rule builds its Deferred part)
+    back = _round_trip(rules)
+    _assert_same(rules, back)
