@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import numpy as np
+
 from .sampling_params import SamplingParams
 
 CANDIDATES = 1024
@@ -28,7 +30,7 @@ def truncate_(x: Any, rows: Sequence[SamplingParams], *, candidates: int = CANDI
     import torch
 
     width = x.shape[1]
-    ordered = [i for i, p in enumerate(rows) if 0 < p.top_k < width or p.top_p < 1]
+    ordered = [i for i, p in enumerate(rows) if 0 < p.top_k < width or _top_p_on(p)]
     if ordered:
         idx = torch.tensor(ordered, dtype=torch.long, device=x.device)
         x[idx] = _top_k_top_p(x[idx], [rows[i] for i in ordered], candidates)
@@ -39,6 +41,13 @@ def truncate_(x: Any, rows: Sequence[SamplingParams], *, candidates: int = CANDI
         log_min_p = torch.tensor([math.log(rows[i].min_p) for i in relative], dtype=sub.dtype, device=x.device)
         floor = sub.max(dim=1, keepdim=True).values + log_min_p.unsqueeze(1)
         x[idx] = sub.masked_fill(sub < floor, float("-inf"))
+
+
+def _top_p_on(p: SamplingParams) -> bool:
+    """Is top-p on as the kernels see it, in float32? A top_p within 2**-25 of 1 rounds to 1.0
+    there (off); taken as on here, the row would be "decided" by its candidates alone and lose
+    every other token."""
+    return float(np.float32(p.top_p)) < 1
 
 
 def _top_k_top_p(sub: Any, rows: list[SamplingParams], candidates: int) -> Any:

@@ -76,3 +76,11 @@ def test_top_p_one_never_drops_the_tail():
     x = torch.cat([torch.tensor([[40.0]]), torch.full((1, 5000), -40.0)], dim=1)
     truncate_(x, [SamplingParams(top_p=1.0, top_k=6000)])
     assert torch.isfinite(x).all()
+
+
+def test_a_top_p_that_rounds_to_one_in_float32_keeps_every_token():
+    """(Found by the property test above: top_p 0.9999999999999999 is 1.0 in float32; the row
+    was taken as decided by its one candidate and lost the other token.)"""
+    x = torch.tensor([[0.0, 1.0]])
+    truncate_(x, [SamplingParams(top_p=0.9999999999999999)], candidates=1)
+    assert torch.isfinite(x[0]).tolist() == [True, True]
