@@ -62,7 +62,8 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
 
 
 class _Encoder:
-    """Nodes in post-order (children before parents), each written once per object."""
+    """Nodes in post-order (children before parents), each written once per object (keyed by
+    id(): every node and DFA stays alive through the rule set while it is encoded)."""
 
     def __init__(self) -> None:
         self.table: list[list] = []
@@ -70,13 +71,11 @@ class _Encoder:
         self._ids: dict[int, int] = {}
         self._dfas: dict[int, int] = {}
         self.minimal: list[int] = []  # DFAs known minimal (glue.py relies on the flag)
-        self._keep: list[object] = []  # (ids stay unique while the objects live)
 
     def dfa(self, dfa: Any) -> int:
         k = self._dfas.get(id(dfa))
         if k is None:
             k = self._dfas[id(dfa)] = len(self._dfas)
-            self._keep.append(dfa)
             self._packed.append(dfa)
             if dfa.minimal:
                 self.minimal.append(k)
@@ -108,7 +107,6 @@ class _Encoder:
                 todo.extend((c, False) for c in reversed(kids))
                 continue
             self._ids[id(node)] = len(self.table)
-            self._keep.append(node)
             self.table.append(self._entry(node))
         return self._ids[id(root)]
 
