@@ -18,8 +18,6 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-import numpy as np
-
 from .sampling_params import SamplingParams
 
 CANDIDATES = 1024
@@ -30,7 +28,11 @@ def truncate_(x: Any, rows: Sequence[SamplingParams], *, candidates: int = CANDI
     import torch
 
     width = x.shape[1]
-    ordered = [i for i, p in enumerate(rows) if 0 < p.top_k < width or _top_p_on(p)]
+    # top-p is on where top_p < 1 in x's dtype, as the kernels below compare it (0.9999999999999999
+    # is 1.0 in float32: taken as on, the row would be "decided" by its candidates alone and
+    # lose every other token)
+    top_p_on = (torch.tensor([p.top_p for p in rows], dtype=x.dtype) < 1).tolist()
+    ordered = [i for i, p in enumerate(rows) if 0 < p.top_k < width or top_p_on[i]]
     if ordered:
         idx = torch.tensor(ordered, dtype=torch.long, device=x.device)
         x[idx] = _top_k_top_p(x[idx], [rows[i] for i in ordered], candidates)
@@ -41,13 +43,6 @@ def truncate_(x: Any, rows: Sequence[SamplingParams], *, candidates: int = CANDI
         log_min_p = torch.tensor([math.log(rows[i].min_p) for i in relative], dtype=sub.dtype, device=x.device)
         floor = sub.max(dim=1, keepdim=True).values + log_min_p.unsqueeze(1)
         x[idx] = sub.masked_fill(sub < floor, float("-inf"))
-
-
-def _top_p_on(p: SamplingParams) -> bool:
-    """Is top-p on as the kernels see it, in float32? A top_p within 2**-25 of 1 rounds to 1.0
-    there (off); taken as on here, the row would be "decided" by its candidates alone and lose
-    every other token."""
-    return float(np.float32(p.top_p)) < 1
 
 
 def _top_k_top_p(sub: Any, rows: list[SamplingParams], candidates: int) -> Any:
@@ -100,7 +95,7 @@ def _by_full_sort(sub: Any, rows: list[SamplingParams]) -> Any:
 
     width = sub.shape[1]
     top_k = torch.tensor([p.top_k if 0 < p.top_k < width else width for p in rows], device=sub.device)
-    top_p = torch.tensor([p.top_p for p in rows], dtype=torch.float32, device=sub.device)
+    top_p = torch.tensor([p.top_p for p in rows], dtype=sub.dtype, device=sub.device)
     values, order = torch.sort(sub, dim=1, descending=True, stable=True)
     kth = values.gather(1, (top_k - 1).unsqueeze(1))
     values = values.masked_fill(values < kth, float("-inf"))

@@ -84,3 +84,10 @@ def test_a_top_p_that_rounds_to_one_in_float32_keeps_every_token():
     x = torch.tensor([[0.0, 1.0]])
     truncate_(x, [SamplingParams(top_p=0.9999999999999999)], candidates=1)
     assert torch.isfinite(x[0]).tolist() == [True, True]
+
+
+def test_a_top_p_below_one_in_float64_logits_still_truncates():
+    """(top-p is judged in the logits' own dtype: in float64, 0.9999999999999999 is below 1.)"""
+    x = torch.tensor([[0.0, 40.0]], dtype=torch.float64)
+    truncate_(x, [SamplingParams(top_p=0.9999999999999999)], candidates=1)
+    assert torch.isfinite(x[0]).tolist() == [False, True]
