@@ -52,7 +52,7 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
         for entry in header["nodes"]:
             nodes.append(_decode_node(entry, nodes, dfas))
         names = tuple(str(n) for n in header["names"])
-        roots = tuple(nodes[int(k)] for k in header["roots"])
+        roots = tuple(_ref(nodes, k) for k in header["roots"])
         if len(roots) != len(names):
             raise ValueError("one IR root per rule expected")
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
@@ -160,21 +160,31 @@ def _children(node: Any) -> tuple:
     return ()
 
 
+def _ref(nodes: list, k: Any) -> ir.Node:
+    """nodes[k], where k points to a node already read (post-order); anything else is damage."""
+    if not isinstance(k, int) or not 0 <= k < len(nodes):
+        raise ValueError(f"IR node reference {k!r} out of range")
+    return nodes[k]
+
+
 def _decode_node(entry: list, nodes: list, dfas: list[DFA]) -> ir.Node:
+    def ref(k: Any) -> ir.Node:
+        return _ref(nodes, k)
+
     tag = entry[0]
     if tag == "c":
         return ir.Chars(tuple((int(lo), int(hi)) for lo, hi in entry[1]))
     if tag == "s":
-        return ir.Concat(tuple(nodes[k] for k in entry[1]))
+        return ir.Concat(tuple(ref(k) for k in entry[1]))
     if tag == "a":
-        return ir.Alt(tuple(nodes[k] for k in entry[1]))
+        return ir.Alt(tuple(ref(k) for k in entry[1]))
     if tag == "r":
         hi = entry[3]
-        return ir.Repeat(nodes[entry[1]], int(entry[2]), None if hi is None else int(hi))
+        return ir.Repeat(ref(entry[1]), int(entry[2]), None if hi is None else int(hi))
     if tag == "e":
         return ir.Embedded(dfas[int(entry[1])])
     if tag == "g":
-        edges = tuple((int(f), int(t), nodes[k]) for f, t, k in entry[4])
+        edges = tuple((int(f), int(t), ref(k)) for f, t, k in entry[4])
         return ir.Graph(int(entry[1]), int(entry[2]), tuple(int(f) for f in entry[3]), edges)
     if tag == "f":
         return ir.call(str(entry[1]))

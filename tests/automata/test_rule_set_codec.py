@@ -123,7 +123,10 @@ def _walk(roots):
     lambda h, a: h.update(format=99),
     lambda h, a: h.pop("nodes"),
     lambda h, a: h["nodes"].append(["?", 1]),
+    lambda h, a: h["nodes"].append(["s", [0, -1]]),  # (a reference must point to an earlier node)
+    lambda h, a: h["nodes"].append(["s", [0, len(h["nodes"])]]),
     lambda h, a: h["roots"].append(10**6),
+    lambda h, a: h["roots"].__setitem__(0, -1),
     lambda h, a: h["roots"].pop(),
     lambda h, a: a.update(tables=a["tables"][:-1]),
     lambda h, a: a.update(layout=a["layout"][:, :2]),
