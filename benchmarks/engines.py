@@ -141,9 +141,11 @@ class ConstrainEngine(Engine):
     def compile_lark(self, text, start="start", folder=None):
         return self.compiler.compile_lark(text, start, import_paths=[folder] if folder else ())
 
-    def compile_lark_from_disk_ms(self, text, start, folder, buf, reps: int = 3) -> float:
-        """Median ms of compile -> matcher -> first mask by a new Compiler reading the grammar
-        that another one stored in its disk cache (what a later process does); NaN where the
+    def from_disk(self, text, start, folder, walks, buf, reps: int = 3, later=()) -> tuple[float, list[float], list[float]]:
+        """What a later process gets from the disk cache: (median ms of compile -> matcher ->
+        first mask by a new Compiler reading the rule set and the warm tables that another one
+        stored after masking `walks`; the masks (us) of the first such Compiler along `walks`,
+        then along `later` (requests the earlier one never saw)). (NaN, [], []) where the
         grammar is not kept on disk (it imports files)."""
         import gc
         import statistics
@@ -153,20 +155,42 @@ class ConstrainEngine(Engine):
 
         paths = [folder] if folder else ()
         with tempfile.TemporaryDirectory() as d:
-            Compiler(self.vocab, cache_dir=d).compile_lark(text, start, import_paths=paths)
-            times = []
+            taught = Compiler(self.vocab, cache_dir=d).compile_lark(text, start, import_paths=paths)
+            if taught.warm is None:
+                return float("nan"), [], []
+            self._masks(taught, walks, buf)
+            taught.warm.store()
+            times, masks, new = [], [], []
             for _ in range(reps):
                 c = Compiler(self.vocab, cache_dir=d)
                 c.index  # (the vocabulary's, shared by every grammar: not this grammar's cost)
                 gc.collect()
                 gc.disable()
                 t0 = time.perf_counter_ns()
-                self.fill(self.matcher(c.compile_lark(text, start, import_paths=paths)), buf)
+                g = c.compile_lark(text, start, import_paths=paths)
+                self.fill(self.matcher(g), buf)
                 times.append((time.perf_counter_ns() - t0) / 1e6)
                 gc.enable()
-                if not c.cache_info().disk_hits:
-                    return float("nan")
-        return statistics.median(times)
+                if not masks:
+                    masks = self._masks(c.compile_lark(text, start, import_paths=paths), walks, buf)
+                    new = self._masks(c.compile_lark(text, start, import_paths=paths), later, buf)
+        return statistics.median(times), masks, new
+
+    def _masks(self, g, walks, buf) -> list[float]:
+        import gc
+
+        out = []
+        for tokens in walks:
+            m = self.matcher(g)
+            for tid in tokens:
+                gc.disable()
+                t0 = time.perf_counter_ns()
+                self.fill(m, buf)
+                out.append((time.perf_counter_ns() - t0) / 1e3)
+                gc.enable()
+                if not m.accept_token(tid):
+                    break
+        return out
 
 
 class XGrammarEngine(Engine):

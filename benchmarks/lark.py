@@ -226,11 +226,20 @@ def main(argv: Optional[list[str]] = None) -> int:
         r = results[case.name][names[0]]
         if r.error is None and r.masks_us:
             mean, p99 = statistics.mean(r.masks_us), pct(r.masks_us, 99)
-            disk = ours.compile_lark_from_disk_ms(case.text, case.start, case.folder, buf)
-            print(f"targets ({case.name}): mask mean {mean:.1f} us (<= 50: {'met' if mean <= 50 else 'NOT met'}), "
+            walks = [hf.encode(d, add_special_tokens=False) for d in case.docs or []]
+            more = [c for c in cases if c.warmup and c.text == case.text]  # (warm/sql: 20 other queries)
+            later = [hf.encode(d, add_special_tokens=False) for c in more for d in c.docs or []]
+            disk_ms, disk_masks, later_masks = ours.from_disk(case.text, case.start, case.folder, walks, buf, later=later)
+            print(f"targets ({case.name}, cold: a process's first compile and requests): "
+                  f"mask mean {mean:.1f} us (<= 50: {'met' if mean <= 50 else 'NOT met'}), "
                   f"p99 {p99:.0f} us (<= 500: {'met' if p99 <= 500 else 'NOT met'}), "
-                  f"compile (cold) {r.cold_ms:.1f} ms (<= 20: {'met' if r.cold_ms <= 20 else 'NOT met'}); "
-                  f"compile read back from the disk cache by a new Compiler {disk:.1f} ms")
+                  f"compile {r.cold_ms:.1f} ms (<= 20: {'met' if r.cold_ms <= 20 else 'NOT met'})")
+            if disk_masks:
+                print(f"  a later process (a new Compiler reading the rule set and the warm tables the cold run "
+                      f"stored in the disk cache): compile {disk_ms:.1f} ms, the same documents' masks mean "
+                      f"{statistics.mean(disk_masks):.1f} us, p99 {pct(disk_masks, 99):.0f} us"
+                      + (f"; {len(more[0].docs)} other documents' masks mean {statistics.mean(later_masks):.1f} us, "
+                         f"p99 {pct(later_masks, 99):.0f} us" if later_masks else ""))
     for case in cases:
         r = results[case.name][names[0]]
         if case.warmup and r.error is None and r.masks_us:

@@ -1,7 +1,8 @@
 """Compile caches: a bounded in-memory LRU, and an optional on-disk store.
 
 Disk format (version DISK_FORMAT): one `.npz` per key holding only integer/bool arrays and a
-UTF-8 JSON header stored as a uint8 array (the record's kind, "dfa" or "rules", and its body);
+UTF-8 JSON header stored as a uint8 array (the record's kind: "dfa", "rules" or "warm", the
+fingerprint of the code that wrote it, and its body);
 read with `allow_pickle=False`, so loading never runs code. Writes go to a temporary file in the
 same folder and are published with `os.replace`, so readers in other processes see a whole file
 or none. The folder is bounded in bytes; the least recently used files go first. A file that is
@@ -10,6 +11,7 @@ corrupt or of another version is treated as a miss.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -42,6 +44,22 @@ class CacheInfo:
     disk_hits: int
     disk_files: int
     disk_bytes: int
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """A digest of this package's source files (path, size, modification time): a record that
+    other code wrote (a development tree between releases, a reinstall) is a miss, never read as
+    if this code had written it. Stat only, no reading: ~1 ms, once per process."""
+    return sources_fingerprint(Path(__file__).parent)
+
+
+def sources_fingerprint(root: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        st = path.stat()
+        h.update(f"{path.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()[:20]
 
 
 def cache_key(*parts: Any) -> str:
@@ -118,7 +136,8 @@ class DiskCache:
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode("utf-8"))
-                if header.get("format") != DISK_FORMAT or header.get("key") != key or header.get("kind", "dfa") != kind:
+                if (header.get("format") != DISK_FORMAT or header.get("key") != key or header.get("kind", "dfa") != kind
+                        or header.get("code") != code_fingerprint()):
                     return None
                 arrays = {name: data[name] for name in data.files if name != "header"}
             found = decode(header.get("body", {}), arrays)
@@ -136,7 +155,7 @@ class DiskCache:
 
     def store_record(self, key: str, kind: str, body: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
         """Store `body` (JSON) and `arrays` (integer/bool) as the record of `kind` under `key`."""
-        header = json.dumps({"format": DISK_FORMAT, "key": key, "kind": kind, "body": body}).encode("utf-8")
+        header = json.dumps({"format": DISK_FORMAT, "key": key, "kind": kind, "code": code_fingerprint(), "body": body}).encode("utf-8")
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".npz")
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -37,7 +37,7 @@ class CompiledGrammar:
 
     __slots__ = (
         "kind", "source", "options", "vocab", "automaton", "relaxations", "annotations",
-        "_token_bytes", "_special", "_eos",
+        "warm", "_token_bytes", "_special", "_eos",
     )
 
     def __init__(
@@ -49,9 +49,11 @@ class CompiledGrammar:
         automaton: TokenAutomaton,
         relaxations: tuple[str, ...] = (),
         annotations: tuple[str, ...] = (),
+        warm: Optional[Any] = None,
     ) -> None:
         """`relaxations`: what a non-strict compile enforced less than the source asks;
-        `annotations`: what the source says that is not a constraint we enforce (e.g. formats)."""
+        `annotations`: what the source says that is not a constraint we enforce (e.g. formats);
+        `warm`: where the automaton's learned tables are kept on disk (warm_store.WarmStore)."""
         self.kind = kind
         self.source = source
         self.options = dict(options)
@@ -59,6 +61,7 @@ class CompiledGrammar:
         self.automaton = automaton
         self.relaxations = tuple(relaxations)
         self.annotations = tuple(annotations)
+        self.warm = warm
         self._token_bytes = vocab.token_bytes
         self._special = vocab.special_ids
         self._eos = vocab.eos_token_ids
@@ -99,6 +102,11 @@ class CompiledGrammar:
     def row_cache(self) -> dict[Any, np.ndarray]:
         """The live state -> row dict (read-only use): lets the Matcher skip two calls per mask."""
         return self.automaton.row_cache()
+
+    def request_ended(self) -> None:
+        """A matcher of this grammar accepted an EOS: a moment to keep what masks learned."""
+        if self.warm is not None:
+            self.warm.request_ended()
 
     def is_accepting(self, state: Any) -> bool:
         return state == TERMINATED or self.automaton.is_accepting(state)

@@ -107,9 +107,10 @@ class Compiler:
             stored = self._stored_rules(key)
             if stored is not None:  # (only schemas without distinct keys or items are stored)
                 rule_set, body = stored
+                automaton, warm = self._stack_automaton(key, rule_set)
                 return CompiledGrammar(
-                    "json_schema", source, options.key(), self.vocab, StackTokenAutomaton(rule_set, self.index, self.limits),
-                    tuple(body.get("relaxations", ())), tuple(body.get("annotations", ())),
+                    "json_schema", source, options.key(), self.vocab, automaton,
+                    tuple(body.get("relaxations", ())), tuple(body.get("annotations", ())), warm,
                 )
             translator = Translator(as_dict, options, documents)
             rules, start = translator.translate()
@@ -122,17 +123,17 @@ class Compiler:
                     raise UnsatisfiableSchemaError(_unsatisfiable_message(exc, translator.pointer_of)) from None
                 raise
             rule_set.build_near_start(NEAR_START_NFA_STATES)
+            warm = None
             if translator.keyed:
                 automaton: Any = distinct_keys(rule_set, translator.keyed, translator.distinct, self.index, self.vocab, self.limits)
-            else:
-                automaton = StackTokenAutomaton(rule_set, self.index, self.limits)
-                if translator.distinct:
-                    automaton = distinct_items(automaton, rule_set, translator.distinct, self.vocab)
-                else:  # (distinct keys and items live in automata of their own: not stored)
-                    self._store_rules(key, rule_set, relaxations=translator.relaxations, annotations=translator.annotations)
+            elif translator.distinct:
+                automaton = distinct_items(StackTokenAutomaton(rule_set, self.index, self.limits), rule_set, translator.distinct, self.vocab)
+            else:  # (distinct keys and items live in automata of their own: not stored)
+                self._store_rules(key, rule_set, relaxations=translator.relaxations, annotations=translator.annotations)
+                automaton, warm = self._stack_automaton(key, rule_set)
             return CompiledGrammar(
                 "json_schema", source, options.key(), self.vocab, automaton,
-                tuple(translator.relaxations), tuple(translator.annotations),
+                tuple(translator.relaxations), tuple(translator.annotations), warm,
             )
 
         return self._memory.get_or_compute(key, compute)
@@ -164,8 +165,10 @@ class Compiler:
 
         def compute() -> CompiledGrammar:
             # (a grammar importing files is rebuilt: the key does not hold their texts)
-            rule_set = build() if imports_files(text, paths) else self._rule_set(key, build)
-            return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(rule_set, self.index, self.limits))
+            if imports_files(text, paths):  # (the key does not hold the imported files' texts)
+                return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(build(), self.index, self.limits))
+            automaton, warm = self._stack_automaton(key, self._rule_set(key, build))
+            return CompiledGrammar("lark", text, options, self.vocab, automaton, warm=warm)
 
         return self._memory.get_or_compute(key, compute)
 
@@ -191,6 +194,19 @@ class Compiler:
         rule_set = build()
         self._store_rules(key, rule_set)
         return rule_set
+
+    def _stack_automaton(self, key: str, rule_set: RuleSet) -> tuple[Any, Optional[Any]]:
+        """(the automaton of `rule_set`, its WarmStore where there is a cache_dir: the tables its
+        masks learn in earlier processes are installed, and this process's are stored)."""
+        from .index.stack_index import StackTokenAutomaton
+        from .warm_store import WarmStore
+
+        automaton = StackTokenAutomaton(rule_set, self.index, self.limits)
+        if self._disk is None:
+            return automaton, None
+        warm = WarmStore(self._disk, key, automaton)
+        warm.load()
+        return automaton, warm
 
     def _stored_rules(self, key: str) -> Optional[tuple[RuleSet, dict[str, Any]]]:
         """(rule set, the record's body: what _store_rules was given besides) from disk, or None."""

@@ -99,6 +99,8 @@ class Matcher:
         if nxt is None:
             return False
         self._history.append(nxt)
+        if nxt == TERMINATED:
+            self.compiled.request_ended()
         return True
 
     def accept_tokens(self, token_ids: Iterable[int]) -> int:

@@ -129,3 +129,35 @@ def test_records_of_another_kind_or_refused_by_their_decoder_are_misses(tmp_path
     assert disk.load_record("r", "rules", refuse) is None and disk.hits == 1
     disk.store("d", regex_to_dfa("a+"))
     assert disk.load_record("d", "rules", lambda body, arrays: body) is None
+
+
+def test_records_another_code_wrote_are_misses(tmp_path, monkeypatch):
+    """A development tree between releases keeps its version: the code's own fingerprint (its
+    files' sizes and times) tells its records apart."""
+    from constrain import cache
+
+    disk = DiskCache(tmp_path)
+    disk.store("d", regex_to_dfa("a+"))
+    assert disk.load("d") is not None
+    monkeypatch.setattr(cache, "code_fingerprint", lambda: "another tree")
+    assert disk.load("d") is None
+
+
+def test_the_code_fingerprint_follows_the_source_files(tmp_path):
+    import os
+
+    from constrain.cache import sources_fingerprint
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    (tmp_path / "notes.txt").write_text("not code")
+    first = sources_fingerprint(tmp_path)
+    (tmp_path / "notes.txt").write_text("still not code")
+    assert sources_fingerprint(tmp_path) == first
+    (tmp_path / "sub" / "b.py").write_text("y = 22\n")  # (a size changed)
+    second = sources_fingerprint(tmp_path)
+    assert second != first
+    st = (tmp_path / "a.py").stat()
+    os.utime(tmp_path / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (same size, touched)
+    assert sources_fingerprint(tmp_path) not in (first, second)

@@ -51,3 +51,19 @@ class Items:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def entries(self) -> list[tuple[int, Optional[np.ndarray], int]]:
+        """Every item past ROOT, in id order (a snapshot: items are only ever appended)."""
+        return self._items[1 : len(self._items)]
+
+    @classmethod
+    def of(cls, entries: list[tuple[int, Optional[np.ndarray], int]]) -> "Items":
+        """Items whose ids 1, 2, ... are `entries` (as `entries()` gave them), interned again."""
+        items = cls()
+        for tid, nodes, forbidden in entries:
+            key = (-1, forbidden) if nodes is None else (tid, nodes.tobytes())
+            if key in items._ids:
+                raise ValueError(f"item {len(items._items)} repeats an earlier one")
+            items._ids[key] = len(items._items)
+            items._items.append((tid, nodes, forbidden))
+        return items

@@ -1,0 +1,93 @@
+"""Warm stores: with a cache_dir, what one Compiler's masks learned is stored when requests end
+(and at exit), and a later Compiler's grammar starts with it; its masks stay exact."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from constrain import Compiler, Matcher, grammars
+from constrain.index.warm_codec import learned
+from constrain.warm_store import MIN_NEW, _store_all
+
+QUERY = "SELECT a, b FROM t WHERE b IN (SELECT b FROM s WHERE s.c = 'x') ORDER BY a DESC;"
+OTHER = "SELECT CASE WHEN x IS NULL THEN 0 ELSE x * 2 END AS y FROM t GROUP BY y;"
+
+
+def _chars(vocab, text: str) -> list[int]:
+    return [vocab.token_id(ch) for ch in text]
+
+
+def _run(grammar, vocab, text: str, eos: bool = True) -> list[np.ndarray]:
+    """Masks along `text`, then an EOS accepted (a request's end) when `eos`."""
+    m = Matcher(grammar)
+    masks = []
+    for tid in _chars(vocab, text):
+        bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
+        m.fill_next_token_bitmask(bm)
+        masks.append(bm)
+        assert m.accept_token(tid)
+    if eos:
+        assert m.accept_token(min(vocab.eos_token_ids))
+    return masks
+
+
+def test_a_later_compiler_starts_with_what_requests_taught_an_earlier_one(llama3, tmp_path):
+    first = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    assert first.warm is not None and first.warm.stored == 0
+    _run(first, llama3, QUERY)
+    assert first.warm.stored == learned(first.automaton) >= MIN_NEW  # (stored at the EOS)
+
+    later = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    assert later.warm.stored == first.warm.stored == learned(later.automaton)  # (before any mask)
+    plain = Compiler(llama3).compile_lark(grammars.load("sql"))
+    assert plain.warm is None
+    for text in (QUERY, OTHER):
+        assert all(np.array_equal(a, b) for a, b in zip(_run(later, llama3, text), _run(plain, llama3, text)))
+
+
+def test_small_growth_waits_and_exit_stores_the_rest(llama3, tmp_path):
+    g = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    _run(g, llama3, QUERY)
+    stored = g.warm.stored
+    m = Matcher(g)  # one more mask somewhere new: too little to store at a request's end
+    for tid in _chars(llama3, "SELECT z FROM w LIMIT 3"):
+        m.fill_next_token_bitmask(np.zeros((llama3.size + 31) // 32, dtype=np.int32))
+        assert m.accept_token(tid)
+    grown = learned(g.automaton)
+    assert stored < grown < stored + max(MIN_NEW, stored // 4)
+    g.request_ended()
+    assert g.warm.stored == stored
+    _store_all()  # (what runs at interpreter exit)
+    assert g.warm.stored == grown
+    assert Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql")).warm.stored == grown
+
+
+def test_json_schemas_keep_warm_tables_too(llama3, tmp_path):
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}}}
+    doc = '{"name":"Ada","tags":["x","y"]}'
+    g = Compiler(llama3, cache_dir=tmp_path).compile_json_schema(schema)
+    _run(g, llama3, doc, eos=False)
+    _store_all()
+    later = Compiler(llama3, cache_dir=tmp_path).compile_json_schema(schema)
+    assert later.warm.stored == learned(g.automaton) > 0
+
+
+def test_a_damaged_record_is_a_miss(llama3, tmp_path):
+    g = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    _run(g, llama3, QUERY)
+    record = tmp_path / f"{g.warm.key}.cdfa.npz"
+    data = bytearray(record.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    record.write_bytes(bytes(data))
+    later = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    assert later.warm.stored == 0 == learned(later.automaton)
+    plain = Compiler(llama3).compile_lark(grammars.load("sql"))
+    assert all(np.array_equal(a, b) for a, b in zip(_run(later, llama3, OTHER), _run(plain, llama3, OTHER)))
+
+
+def test_no_store_without_a_cache_dir_or_for_a_grammar_importing_files(llama3, tmp_path):
+    assert Compiler(llama3).compile_lark(grammars.load("csv")).warm is None
+    (tmp_path / "words.lark").write_text("WORD: /[a-z]+/\n")
+    text = "%import .words.WORD\nstart: WORD\n"
+    compiled = Compiler(llama3, cache_dir=tmp_path / "cache").compile_lark(text, import_paths=[tmp_path])
+    assert compiled.warm is None  # (the key does not hold the imported file's text)
