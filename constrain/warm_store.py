@@ -4,7 +4,9 @@ A context-free grammar's masks are slow while they meet frame summaries and walk
 time (index/warm_codec.py) and fast once those are known, so with a `cache_dir` the tables are
 stored beside the rule set: when a request ends (its matcher accepts an EOS) and they have
 grown by a quarter since last stored (at least MIN_NEW entries), and at interpreter exit. A
-compile that finds the record installs it before the first mask. Processes sharing a folder
+compile that finds the record installs it before the first mask (its size is what the next
+compiles read: a record is not stored past an eighth of the disk cache's bytes, 64 MiB at the
+default `disk_cache_bytes`; the tables stop being stored there). Processes sharing a folder
 each write what they learned; the last write wins (tables are a cache: losing some costs time,
 never correctness). Any failure to read or write is a miss, logged, never an error.
 """
@@ -37,6 +39,8 @@ class WarmStore:
         self.key = cache_key("warm", grammar_key, FORMAT)
         self.automaton = automaton
         self.stored = 0  # entries in the record as last read or written
+        self.max_bytes = disk.max_bytes // 8
+        self.full = False  # the tables outgrew max_bytes: no more stores
         self._busy = threading.Lock()
         _LIVE.add(self)
 
@@ -54,7 +58,7 @@ class WarmStore:
         """Store the tables where they grew enough since last stored (a request's end: no mask
         is waiting on this thread)."""
         new = learned(self.automaton) - self.stored
-        if new >= max(MIN_NEW, self.stored // 4):
+        if new >= max(MIN_NEW, self.stored // 4) and not self.full:
             self.store()
 
     def store(self) -> None:
@@ -65,6 +69,11 @@ class WarmStore:
             if count <= self.stored:
                 return
             header, arrays = encode_warm(self.automaton)
+            size = sum(a.nbytes for a in arrays.values())
+            if size > self.max_bytes:
+                self.full = True
+                log.info("a grammar's warm tables (%d bytes) outgrew %d bytes: no longer stored", size, self.max_bytes)
+                return
             self.disk.store_record(self.key, "warm", header, arrays)
             self.stored = count
         except Exception as exc:  # noqa: BLE001 - a cache write never fails a request
@@ -76,5 +85,5 @@ class WarmStore:
 @atexit.register
 def _store_all() -> None:
     for store in list(_LIVE):
-        if learned(store.automaton) > store.stored:
+        if learned(store.automaton) > store.stored and not store.full:
             store.store()

@@ -91,3 +91,11 @@ def test_no_store_without_a_cache_dir_or_for_a_grammar_importing_files(llama3, t
     text = "%import .words.WORD\nstart: WORD\n"
     compiled = Compiler(llama3, cache_dir=tmp_path / "cache").compile_lark(text, import_paths=[tmp_path])
     assert compiled.warm is None  # (the key does not hold the imported file's text)
+
+
+def test_tables_past_an_eighth_of_the_disk_budget_are_not_stored(llama3, tmp_path):
+    g = Compiler(llama3, cache_dir=tmp_path, disk_cache_bytes=8 * 2**20).compile_lark(grammars.load("sql"))
+    assert g.warm.max_bytes == 2**20
+    _run(g, llama3, QUERY)  # (SQL's tables after one query: a few MB)
+    assert g.warm.full and g.warm.stored == 0
+    assert Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql")).warm.stored == 0
