@@ -3,10 +3,10 @@
 A context-free grammar's masks are slow while they meet frame summaries and walks for the first
 time (index/warm_codec.py) and fast once those are known, so with a `cache_dir` the tables are
 stored beside the rule set: when a request ends (its matcher accepts an EOS) and they have
-grown by a quarter since last stored (at least MIN_NEW entries), and at interpreter exit. A
-compile that finds the record installs it before the first mask (its size is what the next
-compiles read: a record is not stored past an eighth of the disk cache's bytes, 64 MiB at the
-default `disk_cache_bytes`; the tables stop being stored there). Processes sharing a folder
+grown by a quarter since last stored (at least MIN_NEW entries; on a thread of its own), and at
+interpreter exit. A compile that finds the record installs it before the first mask. A record
+is not stored past an eighth of the disk cache's bytes (64 MiB at the default
+`disk_cache_bytes`): every later compile reads it whole. Processes sharing a folder
 each write what they learned; the last write wins (tables are a cache: losing some costs time,
 never correctness). Any failure to read or write is a miss, logged, never an error.
 """
@@ -17,7 +17,7 @@ import atexit
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Optional
 
 from .cache import DiskCache, cache_key
 from .index.warm_codec import FORMAT, decode_warm_into, encode_warm, learned
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MIN_NEW = 32  # entries learned since the last store before a request's end stores again
+EXIT_WAIT = 30.0  # seconds the exit's store waits for one under way
 _LIVE: "weakref.WeakSet[WarmStore]" = weakref.WeakSet()
 
 
@@ -42,6 +43,7 @@ class WarmStore:
         self.max_bytes = disk.max_bytes // 8
         self.full = False  # the tables outgrew max_bytes: no more stores
         self._busy = threading.Lock()
+        self._thread: Optional[threading.Thread] = None
         _LIVE.add(self)
 
     def load(self) -> bool:
@@ -55,14 +57,22 @@ class WarmStore:
         return found
 
     def request_ended(self) -> None:
-        """Store the tables where they grew enough since last stored (a request's end: no mask
-        is waiting on this thread)."""
+        """Store the tables where they grew enough since last stored, on a thread of its own:
+        the request's thread goes on (SQL's 4 MB take ~15 ms to encode and write; masks
+        computed meanwhile are safe, encode_warm copies the tables first)."""
         new = learned(self.automaton) - self.stored
-        if new >= max(MIN_NEW, self.stored // 4) and not self.full:
-            self.store()
+        if new >= max(MIN_NEW, self.stored // 4) and not self.full and not self._busy.locked():
+            self._thread = threading.Thread(target=self.store, name="constrain-warm-store", daemon=True)
+            self._thread.start()
 
-    def store(self) -> None:
-        if not self._busy.acquire(blocking=False):  # (another thread is storing)
+    def wait(self, timeout: Optional[float] = None) -> None:
+        """Until a store that a request's end started is done."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def store(self, wait: bool = False) -> None:
+        """Encode and write the tables now (`wait`: after a store under way, else skip)."""
+        if not self._busy.acquire(blocking=wait, timeout=EXIT_WAIT if wait else -1):
             return
         try:
             count = learned(self.automaton)
@@ -86,4 +96,4 @@ class WarmStore:
 def _store_all() -> None:
     for store in list(_LIVE):
         if learned(store.automaton) > store.stored and not store.full:
-            store.store()
+            store.store(wait=True)

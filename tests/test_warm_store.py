@@ -35,6 +35,7 @@ def test_a_later_compiler_starts_with_what_requests_taught_an_earlier_one(llama3
     first = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
     assert first.warm is not None and first.warm.stored == 0
     _run(first, llama3, QUERY)
+    first.warm.wait()
     assert first.warm.stored == learned(first.automaton) >= MIN_NEW  # (stored at the EOS)
 
     later = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
@@ -48,6 +49,7 @@ def test_a_later_compiler_starts_with_what_requests_taught_an_earlier_one(llama3
 def test_small_growth_waits_and_exit_stores_the_rest(llama3, tmp_path):
     g = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
     _run(g, llama3, QUERY)
+    g.warm.wait()
     stored = g.warm.stored
     m = Matcher(g)  # one more mask somewhere new: too little to store at a request's end
     for tid in _chars(llama3, "SELECT z FROM w LIMIT 3"):
@@ -56,6 +58,7 @@ def test_small_growth_waits_and_exit_stores_the_rest(llama3, tmp_path):
     grown = learned(g.automaton)
     assert stored < grown < stored + max(MIN_NEW, stored // 4)
     g.request_ended()
+    g.warm.wait()
     assert g.warm.stored == stored
     _store_all()  # (what runs at interpreter exit)
     assert g.warm.stored == grown
@@ -75,6 +78,7 @@ def test_json_schemas_keep_warm_tables_too(llama3, tmp_path):
 def test_a_damaged_record_is_a_miss(llama3, tmp_path):
     g = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
     _run(g, llama3, QUERY)
+    g.warm.wait()
     record = tmp_path / f"{g.warm.key}.cdfa.npz"
     data = bytearray(record.read_bytes())
     data[len(data) // 2] ^= 0xFF
@@ -97,5 +101,34 @@ def test_tables_past_an_eighth_of_the_disk_budget_are_not_stored(llama3, tmp_pat
     g = Compiler(llama3, cache_dir=tmp_path, disk_cache_bytes=8 * 2**20).compile_lark(grammars.load("sql"))
     assert g.warm.max_bytes == 2**20
     _run(g, llama3, QUERY)  # (SQL's tables after one query: a few MB)
+    g.warm.wait()
     assert g.warm.full and g.warm.stored == 0
     assert Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql")).warm.stored == 0
+
+
+def test_a_store_while_masks_are_computed_writes_a_record_that_fits(llama3, tmp_path):
+    """encode_warm copies the tables, then the items: masks computed meanwhile on another
+    thread can only add entries the record leaves out, never names it lacks."""
+    import threading
+
+    g = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    _run(g, llama3, QUERY, eos=False)
+    stop = threading.Event()
+
+    def store_again_and_again():
+        while not stop.is_set():
+            g.warm.stored = 0  # (so each call writes)
+            g.warm.store()
+
+    writer = threading.Thread(target=store_again_and_again)
+    writer.start()
+    try:
+        _run(g, llama3, OTHER, eos=False)
+    finally:
+        stop.set()
+        writer.join()
+    later = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    assert later.warm.stored > 0
+    plain = Compiler(llama3).compile_lark(grammars.load("sql"))
+    text = "SELECT name FROM t WHERE x BETWEEN 1 AND 2 ORDER BY name;"
+    assert all(np.array_equal(a, b) for a, b in zip(_run(later, llama3, text), _run(plain, llama3, text)))
