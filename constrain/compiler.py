@@ -164,7 +164,6 @@ class Compiler:
             return rule_set
 
         def compute() -> CompiledGrammar:
-            # (a grammar importing files is rebuilt: the key does not hold their texts)
             if imports_files(text, paths):  # (the key does not hold the imported files' texts)
                 return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(build(), self.index, self.limits))
             automaton, warm = self._stack_automaton(key, self._rule_set(key, build))

@@ -254,6 +254,10 @@ class _Decoder:
         limits = np.array(self.trie_nodes, dtype=np.int64)[np.where(roots, 0, tries)]
         if nodes.size and ((nodes < 0) | (nodes >= np.repeat(limits, sizes))).any():
             raise ValueError("warm record: an item's trie node out of range")
+        starts = np.zeros(nodes.size, dtype=np.bool_)
+        starts[np.cumsum(sizes[sizes > 0])[:-1]] = True  # (where an item's nodes begin, past the first)
+        if nodes.size > 1 and not ((np.diff(nodes) > 0) | starts[1:]).all():
+            raise ValueError("warm record: an item's nodes are not ascending without repeats")
         entries = []
         for k, (i, j) in enumerate(spans):
             if roots[k]:

@@ -117,6 +117,19 @@ def test_out_of_range_indices_are_refused_and_change_nothing(learned_sql, compil
     assert learned(target) == 0 and len(target.summaries.items) == 1
 
 
+def test_items_whose_nodes_are_not_ascending_are_refused(learned_sql, compiler):
+    header, arrays = _record(learned_sql)
+    blob, i, j = _blob_range(header, "item_off")
+    offsets = arrays[blob][i:j]
+    sizes = np.diff(offsets)
+    k = int(np.flatnonzero(sizes >= 2)[0])  # (an item of two nodes or more: swap its first two)
+    blob_n, n0, _ = _blob_range(header, "item_nodes")
+    a, b = n0 + int(offsets[k]), n0 + int(offsets[k]) + 1
+    arrays[blob_n][[a, b]] = arrays[blob_n][[b, a]]
+    with pytest.raises(ValueError, match="ascending"):
+        decode_warm_into(_fresh(learned_sql, compiler), header, arrays)
+
+
 def test_offsets_that_do_not_add_up_are_refused(learned_sql, compiler):
     header, arrays = _record(learned_sql)
     blob, i, j = _blob_range(header, "summary_parts_off")
