@@ -203,7 +203,7 @@ class Compiler:
         automaton = StackTokenAutomaton(rule_set, self.index, self.limits)
         if self._disk is None:
             return automaton, None
-        warm = WarmStore(self._disk, key, automaton)
+        warm = WarmStore(self._disk, key, automaton, self.limits)
         warm.load()
         return automaton, warm
 

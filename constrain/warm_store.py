@@ -6,9 +6,11 @@ stored beside the rule set: when a request ends (its matcher accepts an EOS) and
 grown by a quarter since last stored (at least MIN_NEW entries; on a thread of its own), and at
 interpreter exit. A compile that finds the record installs it before the first mask. A record
 is not stored past an eighth of the disk cache's bytes (64 MiB at the default
-`disk_cache_bytes`): every later compile reads it whole. Processes sharing a folder
-each write what they learned; the last write wins (tables are a cache: losing some costs time,
-never correctness). Any failure to read or write is a miss, logged, never an error.
+`disk_cache_bytes`): every later compile reads it whole. Processes sharing a folder each add
+the record another wrote since (each write has an id) to their own tables before they write
+(index/warm_merge.py), so what several processes learn adds up; two writes at once still lose
+one (tables are a cache: losing some costs time, never correctness). Any failure to read or
+write is a miss, logged, never an error.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import uuid
 import weakref
 from typing import TYPE_CHECKING, Optional
 
 from .cache import DiskCache, cache_key
 from .index.warm_codec import FORMAT, decode_warm_into, encode_warm, learned
+from .index.warm_merge import merge_tables
+from .limits import Limits
 
 if TYPE_CHECKING:
     from .index.stack_index import StackTokenAutomaton
@@ -35,10 +40,12 @@ _LIVE: "weakref.WeakSet[WarmStore]" = weakref.WeakSet()
 class WarmStore:
     """One automaton's warm record: loaded once, stored as it grows."""
 
-    def __init__(self, disk: DiskCache, grammar_key: str, automaton: StackTokenAutomaton) -> None:
+    def __init__(self, disk: DiskCache, grammar_key: str, automaton: StackTokenAutomaton, limits: Limits) -> None:
         self.disk = disk
         self.key = cache_key("warm", grammar_key, FORMAT)
         self.automaton = automaton
+        self.limits = limits
+        self.known: set[str] = set()  # the writes (their ids) whose tables this one holds
         self.stored = 0  # entries in the record as last read or written
         self.max_bytes = disk.max_bytes // 8
         self.full = False  # the tables outgrew max_bytes: no more stores
@@ -50,6 +57,7 @@ class WarmStore:
         """Install the stored tables (before any mask); False where there are none that fit."""
         def install(header, arrays) -> bool:
             decode_warm_into(self.automaton, header, arrays)
+            self.known.add(str(header.get("write")))
             return True
 
         found = bool(self.disk.load_record(self.key, "warm", install))
@@ -75,21 +83,43 @@ class WarmStore:
         if not self._busy.acquire(blocking=wait, timeout=EXIT_WAIT if wait else -1):
             return
         try:
-            count = learned(self.automaton)
-            if count <= self.stored:
+            if learned(self.automaton) <= self.stored:
                 return
+            self._merge_stored()
+            count = learned(self.automaton)
             header, arrays = encode_warm(self.automaton)
+            header["write"] = uuid.uuid4().hex
             size = sum(a.nbytes for a in arrays.values())
             if size > self.max_bytes:
                 self.full = True
                 log.info("a grammar's warm tables (%d bytes) outgrew %d bytes: no longer stored", size, self.max_bytes)
                 return
             self.disk.store_record(self.key, "warm", header, arrays)
+            self.known.add(header["write"])
             self.stored = count
         except Exception as exc:  # noqa: BLE001 - a cache write never fails a request
             log.warning("could not store a grammar's warm tables: %s", exc)
         finally:
             self._busy.release()
+
+
+    def _merge_stored(self) -> None:
+        """Add to this automaton's tables those of the record on disk, where another process
+        wrote it since this one last read or wrote it (index/warm_merge.py)."""
+        from .index.stack_index import StackTokenAutomaton
+
+        def decode(header, arrays) -> Optional[tuple[StackTokenAutomaton, str]]:
+            write = str(header.get("write"))
+            if write in self.known:
+                return None
+            other = StackTokenAutomaton(self.automaton.rules, self.automaton.index, self.limits)
+            decode_warm_into(other, header, arrays)
+            return other, write
+
+        found = self.disk.load_record(self.key, "warm", decode)
+        if found is not None:
+            merge_tables(self.automaton, found[0])
+            self.known.add(found[1])
 
 
 @atexit.register

@@ -132,3 +132,26 @@ def test_a_store_while_masks_are_computed_writes_a_record_that_fits(llama3, tmp_
     plain = Compiler(llama3).compile_lark(grammars.load("sql"))
     text = "SELECT name FROM t WHERE x BETWEEN 1 AND 2 ORDER BY name;"
     assert all(np.array_equal(a, b) for a, b in zip(_run(later, llama3, text), _run(plain, llama3, text)))
+
+
+def test_what_two_processes_learn_adds_up(llama3, tmp_path):
+    """Two Compilers on one folder, each taught another query: the second store adds the
+    first's record to its own tables, so a third Compiler starts with both."""
+    a = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    b = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    _run(a, llama3, QUERY, eos=False)
+    a.warm.store()
+    _run(b, llama3, OTHER, eos=False)
+    own = learned(b.automaton)
+    b.warm.store()
+    assert learned(b.automaton) > own and b.warm.stored == learned(b.automaton)
+    n = learned(b.automaton)
+    b.warm.stored = 0
+    b.warm.store()  # (the record is its own write now: nothing to add)
+    assert learned(b.automaton) == n
+    later = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    assert learned(later.automaton) == n
+    plain = Compiler(llama3).compile_lark(grammars.load("sql"))
+    for text in (QUERY, OTHER):
+        assert all(np.array_equal(x, y) for x, y in zip(_run(later, llama3, text), _run(plain, llama3, text)))
+        assert all(np.array_equal(x, y) for x, y in zip(_run(b, llama3, text), _run(plain, llama3, text)))
