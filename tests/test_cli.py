@@ -232,6 +232,19 @@ def test_compile_schema_and_lark_files_report_rules_and_states(capsys, files):
 
 
 @needs_vocab
+def test_compile_reports_the_warm_tables_an_earlier_process_stored(capsys):
+    from constrain.warm_store import _store_all
+
+    code, out, _ = run(capsys, "compile", "--grammar", "sql", "--json")
+    assert code == 0 and json.loads(out)["warm_entries"] == 0  # (its first mask learned some)
+    _store_all()  # (what its exit does)
+    vocab_only._compilers.clear()  # a new compiler: what a second process sees
+    code, out, _ = run(capsys, "compile", "--grammar", "sql")
+    found = re.search(r"^warm\s+(\d+) mask table entries that earlier processes learned", out, re.M)
+    assert code == 0 and found and int(found.group(1)) > 0
+
+
+@needs_vocab
 @pytest.mark.parametrize("argv, code, needles", [
     (["--regex", "ab(c"], 1, ["--regex 'ab(c'", "position 2"]),
     (["--regex", r"(a)\1"], 1, ["backreferences", "position 3"]),

@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
         "compile_seconds": round(compile_seconds, 4),
         "cache": _cache_status(source.kind, before, compiler.cache_info()),
         "cache_dir": str(default_cache_dir()) if default_cache_dir() is not None else None,
+        "warm_entries": grammar.warm.stored if grammar.warm is not None else None,
         **_first_mask(grammar),
     }
     print(json.dumps(figures) if args.json else _table(figures))
@@ -130,6 +131,8 @@ def _table(f: dict[str, Any]) -> str:
         ("size", size),
         ("compile", f"{f['compile_seconds'] * 1e3:.1f} ms"),
         ("cache", where),
+        *([("warm", f"{f['warm_entries']} mask table entries that earlier processes learned, installed "
+                    "(docs/lark.md, The disk cache)")] if f.get("warm_entries") else []),
         ("first mask", f"{f['first_mask_seconds'] * 1e3:.2f} ms ({f['first_mask_allowed']} "
                        f"token{'' if f['first_mask_allowed'] == 1 else 's'} allowed)"),
     ]
