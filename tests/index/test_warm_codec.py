@@ -9,6 +9,7 @@ import pytest
 from constrain import Compiler, Matcher, grammars
 from constrain.index.stack_index import StackTokenAutomaton
 from constrain.index.warm_codec import decode_warm_into, encode_warm, learned
+from twin_automata import assert_same_rows  # tests/support
 
 QUERIES = [
     "SELECT a, b FROM t WHERE b IN (SELECT b FROM s WHERE s.c = 'x') UNION ALL SELECT 1, 2;",
@@ -67,11 +68,7 @@ def test_a_warm_automaton_masks_as_a_fresh_one(learned_sql, compiler, llama3):
     given = len(warm.summaries)
     cold = _fresh(learned_sql, compiler)
     for text in QUERIES:
-        sw = sc = warm.initial_state()
-        for k, tid in enumerate(_chars(llama3, text)):
-            assert np.array_equal(warm.mask_row(sw), cold.mask_row(sc)), (text, k)
-            data = llama3.token_bytes[tid]
-            sw, sc = warm.advance(sw, data), cold.advance(sc, data)
+        assert_same_rows(warm, cold, llama3, _chars(llama3, text), text)
     assert len(warm.summaries) - given < len(cold.summaries)
 
 
@@ -167,11 +164,7 @@ def test_every_shipped_grammar_round_trips_along_random_walks(name, compiler, ll
     assert h2 == header and all(np.array_equal(arrays[k], a2[k]) for k in arrays)
     for _ in range(3):  # (walks drawn from `g`'s masks: the automata compared are made apart)
         tokens = masked_walk(Matcher(g), llama3, rng, 30, {b")", b"]", b"}", b";", b"\n"})
-        sw = sc = warm.initial_state()
-        for tid in tokens:
-            assert np.array_equal(warm.mask_row(sw), cold.mask_row(sc)), (name, tokens)
-            data = llama3.token_bytes[tid]
-            sw, sc = warm.advance(sw, data), cold.advance(sc, data)
+        assert_same_rows(warm, cold, llama3, tokens, (name, tokens))
 
 
 def test_root_items_with_forbidden_first_bytes_round_trip(compiler, llama3):

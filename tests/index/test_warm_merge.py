@@ -3,13 +3,13 @@ a fresh one does, along what either learned and beyond; merging twice adds nothi
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from constrain import Compiler, Matcher, grammars
 from constrain.index.stack_index import StackTokenAutomaton
 from constrain.index.warm_codec import learned
 from constrain.index.warm_merge import merge_tables
+from twin_automata import assert_same_rows  # tests/support
 
 QUERIES = [
     "SELECT a, b FROM t WHERE b IN (SELECT b FROM s WHERE s.c = 'x') UNION ALL SELECT 1, 2;",
@@ -47,9 +47,5 @@ def test_merged_tables_mask_as_a_fresh_automaton(compiler, llama3):
     assert merge_tables(into, other) == 0
     given = len(into.summaries)
     for text in QUERIES:
-        si = sc = into.initial_state()
-        for k, tid in enumerate(_chars(llama3, text)):
-            assert np.array_equal(into.mask_row(si), cold.mask_row(sc)), (text, k)
-            data = llama3.token_bytes[tid]
-            si, sc = into.advance(si, data), cold.advance(sc, data)
+        assert_same_rows(into, cold, llama3, _chars(llama3, text), text)
     assert len(into.summaries) - given < len(cold.summaries)  # (it used what it was given)
