@@ -56,3 +56,15 @@ def test_shorthand_classes_are_unicode_as_in_lark():
     assert digits.accepts("٣4".encode()) and not digits.accepts(b"x")
     space = _dfa(lower_terminal("SPACE", PatternRE(r"\s+"), Limits()))
     assert space.accepts("\u3000 \t".encode()) and not space.accepts(b"_")
+
+
+@pytest.mark.parametrize("regex, lazy", [
+    (r"a*?b", True), (r"a+?", True), (r"a??", True), (r"a{2,3}?", True), (r"(?:x|y)*?z", True),
+    (r"a*b", False), (r"(?i)select", False), (r"(?!(a|b)(?![a-z]))[a-z]+", False),
+    (r"\*?x", False), (r"[*+]?\?", False), (r"a{2}", False), (r"\?", False),
+])
+def test_lazy_quantifiers_are_found_and_only_they(regex, lazy):
+    """The quick check (a quantifier followed by `?`) hands doubtful ones to Python's parser."""
+    from constrain.grammar.lark.terminals import _is_lazy
+
+    assert _is_lazy(regex) is lazy

@@ -85,9 +85,15 @@ def shortest_matches(dfa: DFA) -> DFA:
     return minimize(dfa.byte_classes, table, dfa.accepting)
 
 
+_MAYBE_LAZY = re.compile(r"[*+?}]\?")  # (also `\*?`, a literal star made optional: then the parser says)
+
+
 def _is_lazy(regex: str) -> bool:
     """Does the regex hold a lazy quantifier (`*?`, `+?`, `??`, `{m,n}?`)? Read with Python's
-    own parser: the same one Lark's matches use."""
+    own parser: the same one Lark's matches use (only where a quantifier is followed by `?`
+    at all: most regexes are not, and parsing them costs more than lowering some)."""
+    if not _MAYBE_LAZY.search(regex):
+        return False
     try:
         from re import _constants as constants, _parser as parser  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python < 3.11

@@ -121,7 +121,7 @@ def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
 def first_bytes(terminal: Terminal) -> set[int]:
     """The bytes a terminal's text can start with."""
     dfa = terminal.dfa
-    return {b for b in range(256) if dfa.table[0, dfa.byte_classes[b]] >= 0}
+    return set(np.flatnonzero(dfa.table[0, dfa.byte_classes] >= 0).tolist())
 
 
 def _special_node(written: str, special_tokens: Mapping[str, int]) -> ir.Node:
