@@ -10,6 +10,7 @@ from .compiler import Compiler, cache_info, clear_cache
 from .decode_loop import GenerationResult, GenerationStats, generate
 from .errors import (
     ConstrainError,
+    DocumentError,
     GrammarError,
     LimitExceededError,
     ModelLoadError,
@@ -51,6 +52,7 @@ __all__ = [
     "function",
     "load_model",
     "ConstrainError",
+    "DocumentError",
     "GrammarError",
     "LimitExceededError",
     "Limits",

@@ -8,10 +8,11 @@ where the grammar may end, and after an EOS the matcher is terminated.
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Mapping, Optional, Protocol
+from typing import Any, Hashable, Iterable, Mapping, Optional, Protocol
 
 import numpy as np
 
+from .errors import DocumentError
 from .vocab import Vocabulary
 from .vocab.special_bytes import virtual_bytes
 
@@ -122,6 +123,31 @@ class CompiledGrammar:
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         state = self.automaton.advance(self.automaton.initial_state(), data)
         return state is not None and self.automaton.is_accepting(state)
+
+    def warm_up(self, documents: Iterable["str | bytes"]) -> int:
+        """Compute the masks at every byte of each document (texts of the grammar, e.g. sample
+        outputs), so that requests meeting those positions find them known; with a disk cache,
+        the tables learned are stored, and later processes start with them (docs/lark.md, The
+        disk cache). Every byte, not the tokens of one tokenizer: every position any
+        tokenization of the text can reach. Returns how many masks were computed;
+        DocumentError names the document and byte where the grammar stops reading one."""
+        a = self.automaton
+        computed = 0
+        for k, doc in enumerate(documents):
+            data = doc.encode("utf-8") if isinstance(doc, str) else bytes(doc)
+            state = a.initial_state()
+            for i in range(len(data) + 1):
+                if state not in a.row_cache():
+                    a.mask_row(state)
+                    computed += 1
+                if i == len(data):
+                    break
+                state = a.advance(state, data[i : i + 1])
+                if state is None:
+                    raise DocumentError(k, i, data[max(0, i - 20) : i + 1])
+        if self.warm is not None:
+            self.warm.store()
+        return computed
 
     def stats(self) -> dict[str, int]:
         """Sizes and cache figures of the automaton (states, rows cached, row memory, ...)."""

@@ -68,6 +68,16 @@ class RollbackError(ConstrainError, ValueError):
     """rollback() was asked to undo more tokens than the matcher has accepted."""
 
 
+class DocumentError(ConstrainError, ValueError):
+    """A document given to warm a grammar up is not one of its texts: `document` (its index)
+    and `offset` (the byte where the grammar stops reading it)."""
+
+    def __init__(self, document: int, offset: int, context: bytes) -> None:
+        super().__init__(f"document {document} leaves the grammar at byte {offset} (...{context!r})")
+        self.document = document
+        self.offset = offset
+
+
 class CacheError(ConstrainError):
     """A cache file is unreadable, of another format version, or corrupt."""
 

@@ -232,6 +232,22 @@ def test_compile_schema_and_lark_files_report_rules_and_states(capsys, files):
 
 
 @needs_vocab
+def test_compile_warm_up_teaches_the_disk_cache_and_names_a_bad_line(capsys, tmp_path):
+    docs = tmp_path / "queries.txt"
+    docs.write_text("SELECT a FROM t;\n\nSELECT b, c FROM u WHERE b > 1;\n")
+    code, out, err = run(capsys, "compile", "--grammar", "sql", "--warm-up", str(docs), "--json")
+    figures = json.loads(out)
+    assert code == 0 and err == "" and figures["warm_up_documents"] == 2 and figures["warm_up_masks"] > 20
+    assert figures["warm_stored"] > 0
+    vocab_only._compilers.clear()
+    code, out, _ = run(capsys, "compile", "--grammar", "sql", "--json")
+    assert json.loads(out)["warm_entries"] == figures["warm_stored"]
+    docs.write_text("SELECT a FROM t;\n\nSELECT FROM;\n")
+    code, out, err = run(capsys, "compile", "--grammar", "sql", "--warm-up", str(docs))
+    assert code == 1 and "queries.txt: line 3" in err and "byte 11" in err  # (at the `;`: FROM could have begun a name)
+
+
+@needs_vocab
 def test_compile_reports_the_warm_tables_an_earlier_process_stored(capsys):
     from constrain.warm_store import _store_all
 

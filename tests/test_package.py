@@ -31,7 +31,7 @@ def test_public_api_is_the_minimal_export_list():
             "allocate_token_bitmask", "apply_token_bitmask_inplace", "cache_info", "clear_cache",
             "generate", "GenerationResult", "GenerationStats", "SamplingParams",
             "function", "TypedFunction", "FunctionResult", "Regex", "Grammar", "load_model",
-            "ModelLoadError", "OutputValidationError", "TypedOutputError",
+            "ModelLoadError", "OutputValidationError", "TypedOutputError", "DocumentError",
         ]
     )
     for name in constrain.__all__:

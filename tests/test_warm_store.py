@@ -155,3 +155,30 @@ def test_what_two_processes_learn_adds_up(llama3, tmp_path):
     for text in (QUERY, OTHER):
         assert all(np.array_equal(x, y) for x, y in zip(_run(later, llama3, text), _run(plain, llama3, text)))
         assert all(np.array_equal(x, y) for x, y in zip(_run(b, llama3, text), _run(plain, llama3, text)))
+
+
+def test_warm_up_learns_every_byte_position_and_stores_it(llama3, tmp_path):
+    """Sample outputs teach the tables at every byte (every position any tokenization reaches):
+    a later Compiler then meets none of those positions' summaries for the first time."""
+    g = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    masks = g.warm_up([QUERY, OTHER.encode()])
+    assert masks > len(QUERY)  # (two documents; positions they share are computed once)
+    assert g.warm.stored == learned(g.automaton) > 0
+    later = Compiler(llama3, cache_dir=tmp_path).compile_lark(grammars.load("sql"))
+    before = learned(later.automaton)
+    _run(later, llama3, OTHER)  # (a tokenization of a taught text: every position was taught)
+    assert learned(later.automaton) == before
+    assert g.warm_up([QUERY]) == 0  # (known rows: nothing computed)
+
+
+def test_warm_up_names_the_document_and_byte_that_leave_the_grammar(llama3):
+    from constrain import DocumentError
+
+    g = Compiler(llama3).compile_lark(grammars.load("sql"))
+    try:
+        g.warm_up([QUERY, "SELECT a FROM t WHERE ;"])
+    except DocumentError as exc:
+        assert (exc.document, exc.offset) == (1, 22) and "byte 22" in str(exc)
+    else:
+        raise AssertionError("a document outside the grammar was accepted")
+    assert g.warm is None  # (no disk cache: nothing stored, and no error for it)
