@@ -146,7 +146,7 @@ class CompiledGrammar:
                 if state is None:
                     raise DocumentError(k, i, data[max(0, i - 20) : i + 1])
         if self.warm is not None:
-            self.warm.store()
+            self.warm.store(wait=True)  # (after a store under way: this one holds more)
         return computed
 
     def stats(self) -> dict[str, int]:
