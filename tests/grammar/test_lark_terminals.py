@@ -3,6 +3,8 @@ longest (a rule of their own where they could read on); literals are inlined."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from lark.lexer import PatternRE, PatternStr
 
@@ -68,3 +70,25 @@ def test_lazy_quantifiers_are_found_and_only_they(regex, lazy):
     from constrain.grammar.lark.terminals import _is_lazy
 
     assert _is_lazy(regex) is lazy
+
+
+@pytest.mark.parametrize("value, cased", [("select", True), ("Order By", True), ("x1_ÉtÉ", True), ("k", True), ("ß", False), ("ǅ", True), ("1+2", False)])
+def test_a_case_insensitive_string_reads_what_its_regex_reads(value, cased):
+    """`"..."i` is built directly, not parsed as the regex Lark writes for it: the same language."""
+    from constrain.automata import compile_ir, regex_language
+    from constrain.automata.algebra import difference
+    from constrain.errors import EmptyLanguageError
+
+    direct = lower_terminal("KW", PatternStr(value, ("i",)), Limits())
+    assert not direct.greedy
+    as_regex = compile_ir(regex_language("(?u)" + PatternStr(value, ("i",)).to_regexp()))
+    ours = direct.dfa
+
+    def nothing_in(a, b) -> bool:  # (a less b is empty)
+        try:
+            return not difference(a, b).accepting.any()
+        except EmptyLanguageError:
+            return True
+
+    assert nothing_in(ours, as_regex) and nothing_in(as_regex, ours)
+    assert nothing_in(ours, compile_ir(regex_language(re.escape(value)))) is not cased  # (the check sees case)

@@ -22,6 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...automata import compile_ir, ir, regex_language
+from ...automata.charset import case_fold
 from ...automata.dfa import DFA, minimize
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
@@ -51,10 +52,14 @@ class Terminal:
 
 def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal."""
-    if type(pattern).__name__ == "PatternStr" and not pattern.flags:
+    if type(pattern).__name__ == "PatternStr" and set(pattern.flags) <= {"i"}:
         if not pattern.value:
             raise UnsupportedGrammarError("an empty string terminal", f"terminal {name}", "it matches no text")
-        return Terminal(name, ir.literal(pattern.value), False)
+        if not pattern.flags:
+            return Terminal(name, ir.literal(pattern.value), False)
+        # ("select"i: each character with its case partners, as the regex (?i:select) reads;
+        # SQL's forty keywords parsed as regexes cost a Lark compile more than their rules do)
+        return Terminal(name, ir.concat(*(ir.Chars(case_fold(((ord(c), ord(c)),))) for c in pattern.value)), False)
     regex = pattern.to_regexp()
     try:  # ((?u): \d \w \s as Python's re reads them in Lark, Unicode; regex_escapes.py)
         language = regex_language("(?u)" + regex, limits=limits)
