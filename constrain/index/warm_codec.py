@@ -31,7 +31,7 @@ _FORBIDDEN_WORDS = 4  # a root item's forbidden first bytes: 256 bits as 4 uint6
 
 
 def learned(a: StackTokenAutomaton) -> int:
-    """How many tables entries the masks have computed (what a warm record would hold)."""
+    """How many table entries the masks have computed (what a warm record would hold)."""
     s = a.summaries
     return len(s._memo) + len(s._tops) + len(s._walks) + len(a._inner)
 
