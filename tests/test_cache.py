@@ -154,10 +154,12 @@ def test_the_code_fingerprint_follows_the_source_files(tmp_path):
     (tmp_path / "notes.txt").write_text("not code")
     first = sources_fingerprint(tmp_path)
     (tmp_path / "notes.txt").write_text("still not code")
+    st = (tmp_path / "a.py").stat()
+    os.utime(tmp_path / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (a reinstall: new times)
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
     assert sources_fingerprint(tmp_path) == first
-    (tmp_path / "sub" / "b.py").write_text("y = 22\n")  # (a size changed)
+    (tmp_path / "sub" / "b.py").write_text("y = 3\n")  # (same size, other code)
     second = sources_fingerprint(tmp_path)
     assert second != first
-    st = (tmp_path / "a.py").stat()
-    os.utime(tmp_path / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # (same size, touched)
+    (tmp_path / "sub" / "b.py").rename(tmp_path / "b.py")  # (same code, another module)
     assert sources_fingerprint(tmp_path) not in (first, second)
