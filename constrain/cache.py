@@ -2,11 +2,11 @@
 
 Disk format (version DISK_FORMAT): one `.npz` per key holding only integer/bool arrays and a
 UTF-8 JSON header stored as a uint8 array (the record's kind: "dfa", "rules" or "warm", the
-fingerprint of the code that wrote it, and its body);
-read with `allow_pickle=False`, so loading never runs code. Writes go to a temporary file in the
-same folder and are published with `os.replace`, so readers in other processes see a whole file
-or none. The folder is bounded in bytes; the least recently used files go first. A file that is
-corrupt or of another version is treated as a miss.
+fingerprint of the code that wrote it, and its body); read with `allow_pickle=False`, so loading
+never runs code. Writes go to a temporary file in the same folder and are published with
+`os.replace`, so readers in other processes see a whole file or none. The folder is bounded in
+bytes; the least recently used files go first. A file that is corrupt, of another version or
+written by other code is treated as a miss.
 """
 
 from __future__ import annotations
@@ -130,15 +130,21 @@ class DiskCache:
     def store(self, key: str, dfa: DFA) -> None:
         self.store_record(key, "dfa", {}, {"byte_classes": dfa.byte_classes, "table": dfa.table, "accepting": dfa.accepting})
 
-    def load_record(self, key: str, kind: str, decode: Callable[[dict[str, Any], dict[str, np.ndarray]], T]) -> Optional[T]:
+    def load_record(
+        self, key: str, kind: str, decode: Callable[[dict[str, Any], dict[str, np.ndarray]], T],
+        wanted: Optional[Callable[[dict[str, Any]], bool]] = None,
+    ) -> Optional[T]:
         """decode(body, arrays) of the record of `kind` stored under `key`, or None: a missing,
-        corrupt, foreign or other-kind file, or one `decode` refuses (ValueError), is a miss."""
+        corrupt, foreign or other-kind file, one `wanted(body)` declines (asked before any array
+        is read), or one `decode` refuses (ValueError), is a miss."""
         path = self._path(key)
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode("utf-8"))
                 if (header.get("format") != DISK_FORMAT or header.get("key") != key or header.get("kind", "dfa") != kind
                         or header.get("code") != code_fingerprint()):
+                    return None
+                if wanted is not None and not wanted(header.get("body", {})):
                     return None
                 arrays = {name: data[name] for name in data.files if name != "header"}
             found = decode(header.get("body", {}), arrays)

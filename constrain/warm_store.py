@@ -102,21 +102,18 @@ class WarmStore:
         finally:
             self._busy.release()
 
-
     def _merge_stored(self) -> None:
         """Add to this automaton's tables those of the record on disk, where another process
-        wrote it since this one last read or wrote it (index/warm_merge.py)."""
+        wrote it since this one last read or wrote it (index/warm_merge.py; a record this one
+        knows is declined before its arrays are read)."""
         from .index.stack_index import StackTokenAutomaton
 
-        def decode(header, arrays) -> Optional[tuple[StackTokenAutomaton, str]]:
-            write = str(header.get("write"))
-            if write in self.known:
-                return None
+        def decode(header, arrays) -> tuple[StackTokenAutomaton, str]:
             other = StackTokenAutomaton(self.automaton.rules, self.automaton.index, self.limits)
             decode_warm_into(other, header, arrays)
-            return other, write
+            return other, str(header.get("write"))
 
-        found = self.disk.load_record(self.key, "warm", decode)
+        found = self.disk.load_record(self.key, "warm", decode, wanted=lambda header: str(header.get("write")) not in self.known)
         if found is not None:
             merge_tables(self.automaton, found[0])
             self.known.add(found[1])

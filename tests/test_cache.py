@@ -163,3 +163,18 @@ def test_the_code_fingerprint_follows_the_source_files(tmp_path):
     assert second != first
     (tmp_path / "sub" / "b.py").rename(tmp_path / "b.py")  # (same code, another module)
     assert sources_fingerprint(tmp_path) not in (first, second)
+
+
+def test_a_record_declined_by_its_header_is_not_decoded_and_is_no_hit(tmp_path):
+    disk = DiskCache(tmp_path)
+    disk.store_record("r", "warm", {"write": "w1"}, {"xs": np.arange(3, dtype=np.int32)})
+    decoded = []
+
+    def decode(body, arrays):
+        decoded.append(body)
+        return arrays["xs"].tolist()
+
+    assert disk.load_record("r", "warm", decode, wanted=lambda body: body["write"] != "w1") is None
+    assert decoded == [] and disk.hits == 0
+    assert disk.load_record("r", "warm", decode, wanted=lambda body: body["write"] == "w1") == [0, 1, 2]
+    assert disk.hits == 1
