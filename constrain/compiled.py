@@ -132,12 +132,13 @@ class CompiledGrammar:
         tokenization of the text can reach. Returns how many masks were computed;
         DocumentError names the document and byte where the grammar stops reading one."""
         a = self.automaton
+        rows = a.row_cache()
         computed = 0
         for k, doc in enumerate(documents):
             data = doc.encode("utf-8") if isinstance(doc, str) else bytes(doc)
             state = a.initial_state()
             for i in range(len(data) + 1):
-                if state not in a.row_cache():
+                if state not in rows:
                     a.mask_row(state)
                     computed += 1
                 if i == len(data):

@@ -104,7 +104,8 @@ def _pack(arrays: dict[str, np.ndarray]) -> tuple[dict[str, list], dict[str, np.
 
 class _Pool:
     """Word sets shared by identity (a summary's part is often another's, or a walk's): each
-    written once, as memory holds it: sparse, or whole (dense)."""
+    written once, as memory holds it: sparse, or whole (dense). (Keyed by id(): every array lives
+    through encode_warm's copies of the tables.)"""
 
     def __init__(self, n_words: int) -> None:
         self.n_words = n_words
@@ -113,14 +114,12 @@ class _Pool:
         self.bits: list[np.ndarray] = []
         self.dense: list[bool] = []
         self.whole: list[np.ndarray] = []  # the dense ones, whole: read back as views, no decoding
-        self._alive: list[Any] = []  # (ids are only unique among living objects)
 
     def add(self, part: Any) -> int:
         anchor = part[0] if isinstance(part, tuple) else part
         hit = self.ids.get(id(anchor))
         if hit is None:
             hit = self.ids[id(anchor)] = len(self.dense)
-            self._alive.append(anchor)
             if isinstance(part, tuple):
                 self.idx.append(np.asarray(part[0], dtype=np.int32))
                 self.bits.append(np.asarray(part[1], dtype=np.uint32))
