@@ -173,7 +173,7 @@ class _Parser(EscapeReader):
     def group(self) -> object:
         open_pos = self.i
         self.i += 1
-        saved = Flags(self.flags.ignore_case, self.flags.dot_all)
+        saved = Flags(self.flags.ignore_case, self.flags.dot_all, self.flags.unicode)
         if self.eat("?"):
             c = self.peek()
             if c == ":":

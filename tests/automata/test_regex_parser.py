@@ -97,6 +97,15 @@ def test_unicode_flag_shorthands_are_python_s_own(ch, letter):
     assert _shorthand_dfa("(?u)(?a)", letter).accepts(data) == ascii_verdict
 
 
+@pytest.mark.parametrize("pattern", [r"(?u)(?:(?:_|a)|[^\s])", r"(?u)(?:a)\S", r"(?u)(?i:x)\w", r"(?u)(?=a)?\S"])
+def test_the_unicode_flag_holds_after_a_group_closes(pattern):
+    """(A group's end restored the flags without (?u): Lark's joined terminals, `(?:...)\\s`,
+    then read \\s as ASCII and took U+001C as no space.)"""
+    dfa = regex_to_dfa(pattern)
+    for text in ["a\x1c", "\x1c", "x\u00e9", "a\u00a0", "ab"]:
+        assert dfa.accepts(text.encode()) == bool(re.fullmatch(pattern, text)), text
+
+
 def test_unicode_shorthands_inside_classes():
     dfa = regex_to_dfa(r"(?u)[\w-]+")
     for text in ["naïve-東京_٣", "ß"]:
