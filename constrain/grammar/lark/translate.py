@@ -1,7 +1,8 @@
 """A Lark grammar as rules for the stack matcher (automata/rules.py).
 
-Lark's own loader reads the text (its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`,
-aliases, `_rules` and `?rules` all become plain rules over terminals); then:
+Our reader (reader.py; Lark's own loader for what it leaves, e.g. grammar files imported) reads
+the text: its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`, aliases, `_rules` and
+`?rules` all become plain rules over terminals; then:
 - each terminal becomes an automaton (terminals.py): inlined where its end is forced, a greedy
   rule of its own where it could read on (the longest match);
 - `%ignore` terminals may come after every terminal and at the start of the text, as Lark's
@@ -27,10 +28,12 @@ from ...automata.dfa import DFA
 from ...errors import GrammarError, UnsupportedGrammarError
 from ...limits import Limits
 from ...vocab.special_bytes import virtual_bytes
-from .dialect import Dialect, read_dialect
+from .dialect import Dialect, imports_files, read_dialect
 from .inline import inlined
 from .json_embed import schema_rules
 from .left_recursion import to_ir, without_left_recursion
+from .reader import LoadedGrammar, read_grammar
+from .syntax import Unread
 from .terminals import Terminal, lower_terminal
 
 TOP = "$start"  # the rule around the start rule (trailing ignored text); Lark names cannot hold "$"
@@ -47,13 +50,14 @@ class LarkRules:
 
 def lark_rules(
     text: str, start: str = "start", *, import_paths: Sequence[Path | str] = (), source: str = "<grammar>",
-    limits: Optional[Limits] = None, special_tokens: Optional[Mapping[str, int]] = None,
+    limits: Optional[Limits] = None, special_tokens: Optional[Mapping[str, int]] = None, reader: bool = True,
 ) -> LarkRules:
     """`special_tokens`: the vocabulary's special tokens by text (`<|eot_id|>` -> id), for the
-    special tokens a rule names (none: naming one is an error)."""
+    special tokens a rule names (none: naming one is an error). `reader`: False reads the text
+    with Lark's loader alone (tests compare the two)."""
     limits = limits or Limits()
-    term_defs, rule_defs, ignore_names, dialect = _load(text, start, import_paths, source)
-    terminals = {t.name: lower_terminal(t.name, t.pattern, limits) for t in term_defs}
+    loaded, dialect = _load(text, start, import_paths, source, reader)
+    terminals = {name: lower_terminal(name, p, limits) for name, p in loaded.terminals.items() if p is not None}
     for name, written in dialect.specials.items():
         terminals[name] = Terminal(name, _special_node(written, special_tokens or {}), False)
     embedded: dict[str, ir.Node] = {}
@@ -61,18 +65,18 @@ def lark_rules(
         schema_rule_set, schema_start = schema_rules(schema, k)
         embedded.update(schema_rule_set)
         terminals[name] = Terminal(name, ir.RuleRef(schema_start), False)
-    bnf: dict[str, list[tuple]] = {}
+    bnf = loaded.rules
     is_terminal: dict[str, bool] = {}
-    for rule in rule_defs:
-        symbols = tuple(s.name for s in rule.expansion)
-        bnf.setdefault(rule.origin.name, []).append(symbols)
-        for s in rule.expansion:
-            is_terminal[s.name] = s.is_term
-            if s.is_term and s.name not in terminals:
-                raise UnsupportedGrammarError(
-                    f"terminal {s.name} without a pattern (%declare)", f"rule {rule.origin.name}",
-                    "only a postlexer makes it (e.g. indentation tokens), which a grammar cannot express",
-                )
+    for origin, expansions in bnf.items():
+        for symbols in expansions:
+            for s in symbols:
+                is_terminal[s] = s not in bnf
+                if s not in bnf and s not in terminals:
+                    raise UnsupportedGrammarError(
+                        f"terminal {s} without a pattern (%declare)", f"rule {origin}",
+                        "only a postlexer makes it (e.g. indentation tokens), which a grammar cannot express",
+                    )
+    ignore_names = loaded.ignore
     bnf, emptied = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
     ignored = [terminals[name] for name in ignore_names]
     others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
@@ -159,23 +163,37 @@ def _use(terminal: Terminal) -> ir.Node:
     return ir.RuleRef(terminal.name) if terminal.greedy else terminal.node
 
 
-def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str) -> tuple[Any, Any, Any, Dialect]:
-    """Lark's loader: (terminal definitions, rules over terminals, the names of %ignore
-    terminals). Its errors become GrammarError with Lark's message (line and column)."""
+def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str, reader: bool = True) -> tuple[LoadedGrammar, Dialect]:
+    """The grammar's rules, terminals and ignored terminals, by our own reader (reader.py) where
+    it takes the text, else by Lark's loader (files imported, anything the reader leaves to
+    Lark; its errors become GrammarError with Lark's message, line and column)."""
+    if not isinstance(text, str):
+        raise TypeError(f"a Lark grammar is text (str), got {type(text).__name__}")
+    dialect = read_dialect(text)  # (options: only an empty %llguidance header passes)
+    if reader and not imports_files(dialect.text, [str(p) for p in import_paths]):
+        try:
+            return read_grammar(dialect.text, start), dialect
+        except (Unread, RecursionError):  # (Lark's loader then says what it makes of the text)
+            pass
+    return _load_with_lark(dialect.text, start, import_paths, source), dialect
+
+
+def _load_with_lark(text: str, start: str, import_paths: Sequence[Path | str], source: str) -> LoadedGrammar:
     try:
         from lark.exceptions import LarkError
         from lark.load_grammar import load_grammar
     except ImportError as exc:  # pragma: no cover - lark is a dependency
         raise GrammarError("Lark grammars need the `lark` package (pip install lark)") from exc
-    if not isinstance(text, str):
-        raise TypeError(f"a Lark grammar is text (str), got {type(text).__name__}")
-    dialect = read_dialect(text)  # (options: only an empty %llguidance header passes)
     try:
-        grammar, _ = load_grammar(dialect.text, source, [str(p) for p in import_paths], False)
+        grammar, _ = load_grammar(text, source, [str(p) for p in import_paths], False)
         if start not in {d[0] for d in grammar.rule_defs}:
             raise GrammarError(f"the grammar has no rule {start!r} to start from (pass start=...)")
-        return (*grammar.compile([start], set()), dialect)
+        term_defs, rule_defs, ignore_names = grammar.compile([start], set())
     except LarkError as exc:
         raise GrammarError(f"Lark grammar {source}: {exc}") from None
     except RecursionError:
         raise GrammarError(f"Lark grammar {source}: nested too deeply to load") from None
+    rules: dict[str, list[tuple[str, ...]]] = {}
+    for rule in rule_defs:
+        rules.setdefault(rule.origin.name, []).append(tuple(s.name for s in rule.expansion))
+    return LoadedGrammar({t.name: t.pattern for t in term_defs}, rules, list(ignore_names))

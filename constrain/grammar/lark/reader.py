@@ -1,0 +1,459 @@
+"""A Lark grammar's rules and terminals without Lark's loader (syntax.py reads the text).
+
+What Lark's loader makes of a grammar that matters to its language, built directly:
+- definitions, with `%import` of Lark's own grammars (common, unicode, python, lark; their
+  symbols' dependencies renamed `module__NAME` as Lark does), `%declare`, `%override`,
+  `%extend`, and the checks Lark makes (a symbol used but not defined, defined twice, a rule in
+  a terminal, a recursive terminal, an empty literal, template arguments...);
+- each terminal's pattern as Lark composes it (a regex text joined from its parts, flags
+  wrapped as `(?i:...)`: a lookaround in one part sees the text after it, as in Lark), with
+  Lark's own literal escaping (`eval_escaping`) and pattern classes, so terminals.py lowers
+  them exactly as it lowers Lark's;
+- rules as alternatives of symbol sequences: groups, `?` and `[...]` multiplied out as Lark
+  does, `x+` and `x*` as left-recursive helper rules (left_recursion.py folds them into
+  iteration), `x ~ n..m` as n..m copies; string and regex literals as anonymous terminals;
+  template uses as rules of their own. Priorities, aliases and `?`/`!`/`_` shape trees only.
+
+Anything else raises syntax.Unread and Lark's loader takes the text (files imported, a syntax
+error: Lark's messages say where). Test: tests/grammar/test_lark_reader.py, against Lark's
+loader on the shipped grammars and on ../shared/data/lark-grammars.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Optional
+
+from .syntax import Definition, Expr, Statements, Unread, parse
+
+MAX_EXPANSIONS = 4096  # alternatives one rule may multiply out to (beyond: Lark's loader decides)
+MAX_REPEAT = 256  # the largest `~ n..m` bound written out as copies
+
+
+@dataclass(frozen=True)
+class LoadedGrammar:
+    """`terminals`: name -> Lark pattern (PatternStr / PatternRE; None for %declare), those the
+    rules use and the ignored ones; `rules`: name -> alternatives (tuples of symbol names);
+    `ignore`: the names of the %ignore terminals."""
+
+    terminals: dict[str, Any]
+    rules: dict[str, list[tuple[str, ...]]]
+    ignore: list[str]
+
+
+def read_grammar(text: str, start: str) -> LoadedGrammar:
+    """The grammar of `text` from rule `start`; raises Unread where Lark's loader must decide."""
+    statements = parse(text)
+    definitions = _definitions(statements)
+    _validate(definitions, statements)
+    if start not in definitions or definitions[start].is_term or definitions[start].params:
+        raise Unread(f"no rule {start}")
+    return _Builder(definitions).build(start, statements.ignores)
+
+
+# ---- definitions and imports ----
+
+
+def _definitions(statements: Statements) -> dict[str, Definition]:
+    defs: dict[str, Definition] = {}
+    modules: dict[tuple[str, ...], dict[str, str]] = {}  # (a module's imports are one, as in Lark:
+    for path, names in statements.imports:  # what two of them use is imported once)
+        modules.setdefault(path, {}).update(names)
+    for path, names in modules.items():
+        for name, d in _imported(path, names).items():
+            _define(defs, d, name)
+    for d in statements.definitions:
+        _define(defs, d, d.name)
+    for name in statements.declared:
+        _define(defs, Definition(name, None, is_term=True), name)  # type: ignore[arg-type]
+    for d in statements.overrides:
+        old = defs.get(d.name)
+        if old is None or old.is_term != d.is_term:
+            raise Unread(f"%override of {d.name}, not defined")
+        defs[d.name] = d
+    for d in statements.extends:
+        old = defs.get(d.name)
+        if old is None or old.is_term != d.is_term or old.body is None or old.params != d.params:
+            raise Unread(f"%extend of {d.name}, not defined")
+        defs[d.name] = Definition(d.name, ("alt", [*old.body[1], *d.body[1]]), old.params, old.modifiers, old.is_term)
+    return defs
+
+
+def _define(defs: dict[str, Definition], d: Definition, name: str) -> None:
+    if name in defs:
+        raise Unread(f"{name} defined twice")
+    defs[name] = d
+
+
+def _imported(path: tuple[str, ...], names: dict[str, str]) -> dict[str, Definition]:
+    """The definitions `%import path (names)` brings: the names (as their aliases) and what
+    they use, renamed `path__NAME` (a `_NAME` as `_path__NAME`)."""
+    module = _module_definitions(path)
+    prefix = "__".join(path)
+    wanted = list(names)
+    needed: list[str] = []
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        d = module.get(name)
+        if d is None:
+            raise Unread(f"{name} is not in {prefix}")
+        seen.add(name)
+        needed.append(name)
+        if d.body is not None:
+            wanted.extend(s for s in _symbols(d.body) if s not in d.params)
+
+    def mangled(name: str) -> str:
+        if name in names:
+            return names[name]
+        return f"_{prefix}__{name[1:]}" if name.startswith("_") else f"{prefix}__{name}"
+
+    out: dict[str, Definition] = {}
+    for name in needed:
+        d = module[name]
+        body = None if d.body is None else _renamed(d.body, {s: mangled(s) for s in _symbols(d.body) if s not in d.params})
+        new = mangled(name)
+        out[new] = Definition(new, body, d.params, d.modifiers, d.is_term)  # type: ignore[arg-type]
+    return out
+
+
+@lru_cache(maxsize=None)
+def _module_definitions(path: tuple[str, ...]) -> dict[str, Definition]:
+    """One of Lark's own grammars (grammars/ in the lark package), read once per process."""
+    import lark
+
+    file = os.path.join(os.path.dirname(lark.__file__), "grammars", *path) + ".lark"
+    if not os.path.isfile(file):
+        raise Unread(f"module {'.'.join(path)} is no grammar of Lark's own")
+    with open(file, encoding="utf-8") as fh:
+        statements = parse(fh.read())
+    defs = _definitions(statements)
+    _validate(defs, statements)
+    return defs
+
+
+def _symbols(e: Expr) -> set[str]:
+    """The names an expression refers to (symbols and templates, their arguments too)."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+            continue
+        kind = x[0]
+        if kind == "sym":
+            out.add(x[1])
+        elif kind == "tmpl":
+            out.add(x[1])
+            stack.extend(x[2])
+        elif kind == "alt":
+            stack.extend(x[1])
+        elif kind in ("rep", "maybe", "alias"):
+            stack.append(x[1])
+    return out
+
+
+def _renamed(e: Any, names: dict[str, Any]) -> Any:
+    """`e` with each symbol replaced: by a name (str) or by an expression (template arguments)."""
+    if isinstance(e, list):
+        return [_renamed(x, names) for x in e]
+    kind = e[0]
+    if kind == "sym":
+        new = names.get(e[1], e[1])
+        return ("sym", new) if isinstance(new, str) else new
+    if kind == "tmpl":
+        head = names.get(e[1], e[1])
+        if not isinstance(head, str):
+            raise Unread("a template parameter used as a template")
+        return ("tmpl", head, [_renamed(a, names) for a in e[2]])
+    if kind == "alt":
+        return ("alt", [_renamed(s, names) for s in e[1]])
+    if kind == "rep":
+        return ("rep", _renamed(e[1], names), e[2], e[3])
+    if kind == "maybe":
+        return ("maybe", _renamed(e[1], names))
+    if kind == "alias":
+        return ("alias", _renamed(e[1], names), e[2])
+    return e
+
+
+def _validate(defs: dict[str, Definition], statements: Statements) -> None:
+    """Lark's checks: every symbol defined (or a parameter), templates used with their number
+    of arguments and only as templates, parameters unique and no definitions' names."""
+    for d in defs.values():
+        if len(set(d.params)) != len(d.params) or any(p in defs for p in d.params):
+            raise Unread(f"template parameters of {d.name}")
+        if d.body is None:
+            continue
+        for x in _walk(d.body):
+            if x[0] == "sym" and x[1] not in d.params:
+                used = defs.get(x[1])
+                if used is None or used.params:
+                    raise Unread(f"{x[1]} used but not defined, or a template without arguments")
+            elif x[0] == "tmpl":
+                used = defs.get(x[1])
+                if used is None or len(used.params) != len(x[2]) or used.is_term:
+                    raise Unread(f"template {x[1]} used wrongly")
+            elif x[0] == "alias" and (d.is_term or d.name.startswith("_")):
+                raise Unread(f"an alias in {d.name}")
+        if d.modifiers and "?" in d.modifiers and d.name.startswith("_"):
+            raise Unread(f"?{d.name}")
+    for ignored in statements.ignores:
+        for x in _walk(ignored):
+            if x[0] == "sym" and x[1] not in defs:
+                raise Unread(f"ignored {x[1]} not defined")
+
+
+def _walk(e: Any):
+    if isinstance(e, list):
+        for x in e:
+            yield from _walk(x)
+        return
+    yield e
+    kind = e[0]
+    if kind == "alt":
+        for s in e[1]:
+            yield from _walk(s)
+    elif kind in ("rep", "maybe", "alias"):
+        yield from _walk(e[1])
+    elif kind == "tmpl":
+        for a in e[2]:
+            yield from _walk(a)
+
+
+# ---- terminals and rules ----
+
+
+class _Builder:
+    def __init__(self, defs: dict[str, Definition]) -> None:
+        from lark.lexer import PatternRE, PatternStr
+        from lark.load_grammar import eval_escaping
+
+        self.defs = defs
+        self.PatternRE, self.PatternStr, self.eval_escaping = PatternRE, PatternStr, eval_escaping
+        self.patterns: dict[str, Any] = {}  # terminal name -> pattern
+        self.rules: dict[str, list[tuple[str, ...]]] = {}
+        self.anonymous: dict[Any, str] = {}  # pattern -> its anonymous terminal's name
+        self.helpers: dict[tuple, str] = {}  # a repetition's alternatives -> its helper rule
+        self.repeated = False  # (a rule's alternatives met the same one twice)
+        self.pending: list[tuple[str, Expr]] = []
+
+    def build(self, start: str, ignores: list[Expr]) -> LoadedGrammar:
+        for name, d in self.defs.items():  # (every terminal's pattern: Lark reports bad ones unused too)
+            if d.is_term:
+                self.term_pattern(name, ())
+        ignore: list[str] = []
+        for k, e in enumerate(ignores):
+            if len(e[1]) == 1 and len(e[1][0]) == 1 and e[1][0][0][0] == "sym":
+                name = e[1][0][0][1]
+                if not self.defs[name].is_term or self.defs[name].body is None:
+                    raise Unread("an ignored rule or declared terminal")
+            else:
+                name = f"__IGNORE_{k}"
+                self.patterns[name] = self.pattern(e, (name,))
+            ignore.append(name)
+        for name, d in self.defs.items():
+            if not d.is_term and not d.params:
+                self.pending.append((name, d.body))
+        while self.pending:
+            name, body = self.pending.pop()
+            if name not in self.rules:
+                self.rules[name] = []  # (claimed before its body: recursion)
+                self.rules[name] = self.rule_alternatives(name, body)
+        reached = self.reachable(start)
+        rules = {name: exps for name, exps in self.rules.items() if name in reached}
+        terminals: dict[str, Any] = {}
+        for exps in rules.values():
+            for exp in exps:
+                for s in exp:
+                    if s not in rules and s not in terminals:
+                        terminals[s] = self.patterns.get(s)
+        for name in ignore:
+            terminals[name] = self.patterns.get(name)
+        return LoadedGrammar(terminals, rules, ignore)
+
+    def reachable(self, start: str) -> set[str]:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for exp in self.rules[stack.pop()]:
+                for s in exp:
+                    if s in self.rules and s not in seen:
+                        seen.add(s)
+                        stack.append(s)
+        return seen
+
+    # -- terminals --
+
+    def term_pattern(self, name: str, active: tuple[str, ...]) -> Any:
+        if name in self.patterns:
+            return self.patterns[name]
+        if name in active:
+            raise Unread(f"recursion in terminal {name}")
+        d = self.defs[name]
+        if d.body is None:
+            self.patterns[name] = None
+            return None
+        if len(d.body[1]) == 1 and not d.body[1][0]:
+            raise Unread(f"terminal {name} is empty")
+        p = self.pattern(d.body, (*active, name))
+        self.patterns[name] = p
+        return p
+
+    def pattern(self, e: Any, active: tuple[str, ...]) -> Any:
+        """A terminal expression as one pattern, composed as Lark composes it."""
+        if isinstance(e, list):  # a sequence
+            if not e:
+                return self.PatternStr("")
+            parts = [self.pattern(x, active) for x in e]
+            if len(parts) == 1:
+                return parts[0]
+            return self.PatternRE("".join(p.to_regexp() for p in parts), ())
+        kind = e[0]
+        if kind == "alt":
+            parts = [self.pattern(s, active) for s in e[1]]
+            if len(parts) == 1:
+                return parts[0]
+            return self.PatternRE("(?:%s)" % "|".join(p.to_regexp() for p in parts), ())
+        if kind in ("rep", "maybe"):
+            inner = self.pattern(e[1], active)
+            lo, hi = (e[2], e[3]) if kind == "rep" else (0, 1)
+            op = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((lo, hi)) or ("{%d}" % lo if lo == hi else "{%d,%d}" % (lo, hi))
+            return self.PatternRE("(?:%s)%s" % (inner.to_regexp(), op), inner.flags)
+        if kind == "sym":
+            if not self.defs[e[1]].is_term:
+                raise Unread(f"rule {e[1]} in a terminal")
+            p = self.term_pattern(e[1], active)
+            if p is None:
+                raise Unread(f"declared terminal {e[1]} in a terminal")
+            return p
+        if kind in ("str", "re"):
+            return self.literal(e[1])
+        if kind == "range":
+            return self.range(e[1], e[2])
+        raise Unread(f"{kind} in a terminal")
+
+    def literal(self, written: str) -> Any:
+        quote = written[0]
+        end = written.rfind(quote)
+        body, flags = written[1:end], written[end + 1 :]
+        if quote == "/" and "\n" in written and "x" not in flags:
+            raise Unread("a newline in a regex without the x flag")
+        try:
+            value = self.eval_escaping(body)
+        except Exception as exc:  # (Lark's GrammarError on a bad escape)
+            raise Unread(f"literal {written}: {exc}") from None
+        if not value:
+            raise Unread("an empty literal")
+        if quote == '"':
+            return self.PatternStr(value.replace("\\\\", "\\"), flags)
+        return self.PatternRE(value, flags)
+
+    def range(self, a: str, b: str) -> Any:
+        lo, hi = a[1:-1], b[1:-1]
+        if a.endswith("i") or b.endswith("i"):
+            raise Unread("a range of strings with flags")
+        try:
+            ok = len(self.eval_escaping(lo)) == len(self.eval_escaping(hi)) == 1
+        except Exception:
+            ok = False
+        if not ok:
+            raise Unread("a range of longer strings")
+        return self.PatternRE("[%s-%s]" % (lo, hi))
+
+    # -- rules --
+
+    def rule_alternatives(self, name: str, body: Expr) -> list[tuple[str, ...]]:
+        """Where `[...]` or aliases make two alternatives the same, Lark refuses the rule (its
+        `[x]` leaves placeholders that tell the copies apart until they are dropped): then
+        Lark decides. Otherwise repeated alternatives are one, as in Lark."""
+        self.repeated = False
+        out = self.alternatives(body)
+        if self.repeated and any(x[0] in ("maybe", "alias") for x in _walk(body)):
+            raise Unread(f"rule {name} may have the same alternative twice")
+        return out
+
+    def alternatives(self, e: Any) -> list[tuple[str, ...]]:
+        if isinstance(e, list):  # a sequence: the product of its items' alternatives
+            product: list[tuple[str, ...]] = [()]
+            for x in e:
+                options = self.alternatives(x)
+                if len(product) * len(options) > MAX_EXPANSIONS:
+                    raise Unread("too many alternatives")
+                product = [a + b for a in product for b in options]
+            return self.distinct(product)
+        kind = e[0]
+        if kind == "alt":
+            out: list[tuple[str, ...]] = []
+            for s in e[1]:
+                out.extend(self.alternatives(s))
+            return self.distinct(out)
+        if kind == "alias":
+            return self.alternatives(e[1])
+        if kind == "rep":
+            return self.repeat(e[1], e[2], e[3])
+        if kind == "maybe":
+            return self.distinct([*self.alternatives(e[1]), ()])
+        if kind == "sym":
+            return [(e[1],)]
+        if kind == "tmpl":
+            return [(self.instance(e),)]
+        if kind in ("str", "re", "range"):
+            p = self.literal(e[1]) if kind != "range" else self.range(e[1], e[2])
+            name = self.anonymous.get(p)
+            if name is None:
+                name = self.anonymous[p] = f"__ANON_{len(self.anonymous)}"
+                self.patterns[name] = p
+            return [(name,)]
+        raise Unread(f"{kind} in a rule")
+
+    def repeat(self, e: Any, lo: int, hi: Optional[int]) -> list[tuple[str, ...]]:
+        options = self.alternatives(e)
+        if (lo, hi) == (0, 1):
+            return self.distinct([*options, ()])
+        if hi is None:  # x+ as H: x | H x (Lark's shape); x* as H or nothing
+            helper = self.helper(("plus", tuple(options)), lambda h: [*options, *((h,) + o for o in options)])
+            return [(helper,)] if lo == 1 else [(helper,), ()]
+        if hi > MAX_REPEAT:
+            raise Unread("a long ~ repeat")
+        unit = options[0] if len(options) == 1 and len(options[0]) == 1 else (self.helper(("one", tuple(options)), lambda h: options),)
+        return [unit * k for k in range(lo, hi + 1)]
+
+    def distinct(self, alternatives: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        out = list(dict.fromkeys(alternatives))
+        if len(out) != len(alternatives):
+            self.repeated = True
+        return out
+
+    def helper(self, key: tuple, alternatives) -> str:
+        name = self.helpers.get(key)
+        if name is None:
+            name = self.helpers[key] = f"__rep_{len(self.helpers)}"
+            self.rules[name] = alternatives(name)
+        return name
+
+    def instance(self, e: Expr) -> str:
+        """A template use as a rule of its own (one per template and arguments)."""
+        args = [self.argument(a) for a in e[2]]
+        name = f"{e[1]}{{{','.join(n for n, _ in args)}}}"
+        if name not in self.rules and all(name != p[0] for p in self.pending):
+            d = self.defs[e[1]]
+            body = _renamed(d.body, {p: a for p, (_, a) in zip(d.params, args)})
+            self.pending.append((name, body))
+        return name
+
+    def argument(self, a: Expr) -> tuple[str, Expr]:
+        """A template argument as (its name in the instance's name, the expression it stands for)."""
+        kind = a[0]
+        if kind == "sym":
+            return a[1], a
+        if kind == "tmpl":
+            return self.instance(a), ("sym", self.instance(a))
+        (name,) = self.alternatives(a)[0]
+        return name, ("sym", name)

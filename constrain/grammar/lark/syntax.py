@@ -1,0 +1,295 @@
+"""The Lark grammar language read into statements (our own reader; reader.py builds on it).
+
+Lark's loader parses a grammar with an LALR parser of its own grammar language and then
+rewrites the tree with a dozen transformer passes: ~17 ms of SQL's 40 ms cold compile. This
+module is a hand-written tokenizer and recursive-descent parser of the same language (its
+tokens and productions as Lark documents them: statements end at a newline, a line that starts
+with `|` continues the alternatives, `//` and `#` comments, `\\` line continuations).
+
+It reads what it can and raises `Unread` for anything else (a syntax error, a construct it does
+not know): the caller then hands the text to Lark's own loader, which either loads it or says
+what is wrong with line and column. So this reader needs no error messages of its own, only
+never to accept a text differently from Lark.
+
+Expressions are tuples: ("alt", [seq, ...]) where a seq is a list of expressions, ("rep", e,
+lo, hi) (hi None: no bound), ("maybe", e) (`[e]`: as `e?`, but Lark tells its empty
+alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
+("re", token) (the literal as written, flags included), ("range", token, token), and
+("alias", seq, name) for an alternative with `-> name`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+Expr = tuple
+
+
+class Unread(Exception):
+    """A text this reader does not take (Lark's loader decides)."""
+
+
+_RE_FLAGS = "imslux"
+_TOKEN = re.compile(
+    r"""(?P<STRING>"(?:\\"|\\\\|[^"\n])*?"i?)
+      |(?P<REGEXP>/(?!/)(?:\\/|\\\\|[^/])*?/[imslux]*)
+      |(?P<COMMENT>\s*//[^\n]*|\s*\#[^\n]*)
+      |(?P<NL_OR>(?:\r?\n)+\s*\|)
+      |(?P<NL>(?:\r?\n)+\s*)
+      |(?P<WS>[ \t]+)
+      |(?P<BACKSLASH>\\[ ]*\n)
+      |(?P<TO>->)
+      |(?P<DOTDOT>\.\.)
+      |(?P<DIRECTIVE>%[a-z]+)
+      |(?P<MODIFIERS>(?:!\??|\?!?)(?=[_a-z]))
+      |(?P<NAME>_?[A-Za-z][_A-Za-z0-9]*)
+      |(?P<NUMBER>[+-]?\d+)
+      |(?P<PUNCT>[()\[\]{}:,|.~+*?])
+    """,
+    re.X,
+)
+_RULE_NAME = re.compile(r"_?[a-z][_a-z0-9]*\Z")
+_TERM_NAME = re.compile(r"_?[A-Z][_A-Z0-9]*\Z")
+
+
+def is_rule_name(name: str) -> bool:
+    return _RULE_NAME.match(name) is not None
+
+
+def is_term_name(name: str) -> bool:
+    return _TERM_NAME.match(name) is not None
+
+
+def tokens(text: str) -> list[tuple[str, str]]:
+    """(kind, text) pairs; comments, spaces and continuations dropped; one NL ends the text."""
+    out: list[tuple[str, str]] = []
+    pos, n = 0, len(text)
+    match = _TOKEN.match
+    while pos < n:
+        m = match(text, pos)
+        if m is None or m.end() == pos:
+            raise Unread(f"no token at {pos}")
+        kind = m.lastgroup
+        assert kind is not None
+        if kind == "NAME" and not (is_rule_name(m.group()) or is_term_name(m.group())):
+            raise Unread(f"a name of mixed case at {pos}")
+        if kind not in ("COMMENT", "WS", "BACKSLASH"):
+            out.append((kind, m.group()))
+        pos = m.end()
+    out.append(("NL", "\n"))
+    return out
+
+
+@dataclass
+class Definition:
+    """A rule or a terminal: `name{params}.priority: body`."""
+
+    name: str
+    body: Expr
+    params: tuple[str, ...] = ()
+    modifiers: str = ""
+    is_term: bool = False
+
+
+@dataclass
+class Statements:
+    definitions: list[Definition] = field(default_factory=list)
+    overrides: list[Definition] = field(default_factory=list)
+    extends: list[Definition] = field(default_factory=list)
+    ignores: list[Expr] = field(default_factory=list)
+    imports: list[tuple[tuple[str, ...], dict[str, str]]] = field(default_factory=list)  # (module path, name -> alias)
+    declared: list[str] = field(default_factory=list)
+
+
+def parse(text: str) -> Statements:
+    """The statements of a grammar text (raises Unread for anything this reader does not take)."""
+    return _Parser(tokens(text)).statements()
+
+
+class _Parser:
+    def __init__(self, toks: list[tuple[str, str]]) -> None:
+        self.toks = toks
+        self.i = 0
+
+    def peek(self) -> tuple[str, str]:
+        return self.toks[self.i]
+
+    def take(self, kind: str, value: Optional[str] = None) -> str:
+        k, v = self.toks[self.i]
+        if k != kind or (value is not None and v != value):
+            raise Unread(f"expected {value or kind}, got {v!r}")
+        self.i += 1
+        return v
+
+    def at(self, kind: str, value: Optional[str] = None) -> bool:
+        k, v = self.toks[self.i]
+        return k == kind and (value is None or v == value)
+
+    def statements(self) -> Statements:
+        out = Statements()
+        while self.i < len(self.toks):
+            if self.at("NL"):
+                self.i += 1
+                continue
+            kind, value = self.peek()
+            if kind == "DIRECTIVE":
+                self.i += 1
+                self.directive(value, out)
+            else:
+                out.definitions.append(self.definition())
+            self.take("NL")
+        return out
+
+    def directive(self, word: str, out: Statements) -> None:
+        if word == "%ignore":
+            out.ignores.append(self.expansions())
+        elif word == "%import":
+            out.imports.append(self.import_())
+        elif word == "%declare":
+            while self.at("NAME"):
+                name = self.take("NAME")
+                if not is_term_name(name):
+                    raise Unread("a declared rule")
+                out.declared.append(name)
+            if not out.declared:
+                raise Unread("an empty %declare")
+        elif word == "%override":
+            out.overrides.append(self.definition())
+        elif word == "%extend":
+            out.extends.append(self.definition())
+        else:
+            raise Unread(f"directive {word}")
+
+    def import_(self) -> tuple[tuple[str, ...], dict[str, str]]:
+        if self.at("PUNCT", "."):
+            raise Unread("a relative import")
+        path = [self.take("NAME")]
+        while self.at("PUNCT", "."):
+            self.i += 1
+            path.append(self.take("NAME"))
+        if self.at("PUNCT", "("):
+            self.i += 1
+            names = [self.take("NAME")]
+            while self.at("PUNCT", ","):
+                self.i += 1
+                names.append(self.take("NAME"))
+            self.take("PUNCT", ")")
+            return tuple(path), {n: n for n in names}
+        if len(path) < 2:
+            raise Unread("an import of nothing")
+        alias = path[-1]
+        if self.at("TO"):
+            self.i += 1
+            alias = self.take("NAME")
+            if is_rule_name(alias) != is_rule_name(path[-1]):
+                raise Unread("an alias of the other kind")
+        return tuple(path[:-1]), {path[-1]: alias}
+
+    def definition(self) -> Definition:
+        modifiers = self.take("MODIFIERS") if self.at("MODIFIERS") else ""
+        name = self.take("NAME")
+        is_term = is_term_name(name)
+        if is_term and modifiers:
+            raise Unread("modifiers on a terminal")
+        params: list[str] = []
+        if self.at("PUNCT", "{"):
+            if is_term:
+                raise Unread("a terminal template")
+            self.i += 1
+            params.append(self.take("NAME"))
+            while self.at("PUNCT", ","):
+                self.i += 1
+                params.append(self.take("NAME"))
+            self.take("PUNCT", "}")
+            if not all(is_rule_name(p) for p in params):
+                raise Unread("a template parameter that is no rule name")
+        if self.at("PUNCT", "."):
+            self.i += 1
+            self.take("NUMBER")  # (a priority: which parse Lark builds, not which texts parse)
+        self.take("PUNCT", ":")
+        return Definition(name, self.expansions(), tuple(params), modifiers, is_term)
+
+    def expansions(self) -> Expr:
+        alternatives = [self.alias()]
+        while self.at("PUNCT", "|") or self.at("NL_OR"):
+            self.i += 1
+            alternatives.append(self.alias())
+        return ("alt", alternatives)
+
+    def alias(self) -> Any:
+        seq = self.expansion()
+        if self.at("TO"):
+            self.i += 1
+            name = self.take("NAME")
+            if not is_rule_name(name):
+                raise Unread("an alias that is no rule name")
+            return [("alias", seq, name)]
+        return seq
+
+    def expansion(self) -> list[Expr]:
+        seq: list[Expr] = []
+        while True:
+            atom = self.atom()
+            if atom is None:
+                return seq
+            seq.append(self.operators(atom))
+
+    def operators(self, atom: Expr) -> Expr:
+        kind, value = self.peek()
+        if kind == "PUNCT" and value in "?*+":
+            self.i += 1
+            return ("rep", atom, 0 if value != "+" else 1, 1 if value == "?" else None)
+        if kind == "PUNCT" and value == "~":
+            self.i += 1
+            lo = int(self.take("NUMBER"))
+            hi = lo
+            if self.at("DOTDOT"):
+                self.i += 1
+                hi = int(self.take("NUMBER"))
+            if lo < 0 or hi < lo:
+                raise Unread("a bad range")
+            return ("rep", atom, lo, hi)
+        return atom
+
+    def atom(self) -> Optional[Expr]:
+        kind, value = self.peek()
+        if kind == "PUNCT" and value in "([":
+            self.i += 1
+            inner = self.expansions()
+            self.take("PUNCT", ")" if value == "(" else "]")
+            return inner if value == "(" else ("maybe", inner)
+        return self.value()
+
+    def value(self) -> Optional[Expr]:
+        kind, value = self.peek()
+        if kind == "NAME":
+            self.i += 1
+            if self.at("PUNCT", "{"):
+                if not is_rule_name(value):
+                    raise Unread("a terminal used as a template")
+                self.i += 1
+                args = [self.template_arg()]
+                while self.at("PUNCT", ","):
+                    self.i += 1
+                    args.append(self.template_arg())
+                self.take("PUNCT", "}")
+                return ("tmpl", value, args)
+            return ("sym", value)
+        if kind == "STRING":
+            self.i += 1
+            if self.at("DOTDOT"):
+                self.i += 1
+                return ("range", value, self.take("STRING"))
+            return ("str", value)
+        if kind == "REGEXP":
+            self.i += 1
+            return ("re", value)
+        return None
+
+    def template_arg(self) -> Expr:
+        arg = self.value()
+        if arg is None:
+            raise Unread("a template argument that is no value")
+        return arg

@@ -1,0 +1,197 @@
+"""Our reader of Lark grammars (grammar/lark/reader.py) against Lark's own loader: on the shipped
+grammars and on ../shared/data/lark-grammars (skipped where absent), every terminal has the same
+language both ways, and texts from random byte walks over either loader's rules are accepted by
+the other's exactly when by its own (the same lowering after either loader: only the loader
+differs). Texts the reader leaves to Lark are read by Lark."""
+
+from __future__ import annotations
+
+import csv
+import random
+from pathlib import Path
+
+import pytest
+
+from constrain import GrammarError, LimitExceededError, UnsupportedGrammarError
+from constrain.errors import EmptyLanguageError
+from constrain.automata.algebra import difference
+from constrain.automata.rules import compile_rules
+from constrain.automata.stack_semantics import StackSemantics
+from constrain.grammar.lark import translate
+from constrain.grammar.lark.dialect import imports_files, read_dialect
+from constrain.grammar.lark.reader import read_grammar
+from constrain.grammar.lark.syntax import Unread, parse
+from constrain.grammar.lark.terminals import lower_terminal
+from constrain.grammars import NAMES, load
+from constrain.limits import Limits
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "lark-grammars"
+WALKS = 12
+
+
+def _shared_rows() -> list:
+    index = SHARED / "INDEX.tsv"
+    if not index.exists():
+        return [pytest.param(None, None, None, marks=pytest.mark.skip(reason=f"{index} not found"), id="shared-missing")]
+    with index.open() as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t") if r["kind"] == "grammar" and r["loads_in_lark_1.3.1_earley"] == "yes"]
+    return [pytest.param(SHARED / r["file"], r["start_rule_used"] or "start", None, id=r["file"]) for r in rows]
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "grammars"
+
+
+def _cases() -> list:
+    shipped = [pytest.param(SHIPPED / f"{name}.lark", "start", None, id=f"shipped/{name}") for name in NAMES]
+    return shipped + _shared_rows()
+
+
+def _both(path: Path, start: str):
+    text = read_dialect(path.read_text()).text
+    if imports_files(text, [str(path.parent)]):
+        pytest.skip("imports grammar files: Lark's loader reads it")
+    try:
+        ours = read_grammar(text, start)
+    except Unread as exc:
+        pytest.skip(f"left to Lark's loader: {exc}")
+    theirs = translate._load_with_lark(text, start, [str(path.parent)], str(path))
+    return text, ours, theirs
+
+
+@pytest.mark.parametrize("path,start,_", _cases())
+def test_terminals_have_the_languages_lark_gives_them(path, start, _):
+    _, ours, theirs = _both(path, start)
+    named = {n for n, p in ours.terminals.items() if p is not None and not n.startswith("__ANON")}  # (and __IGNORE_k)
+    assert named <= set(theirs.terminals)
+    # A literal in a rule is a terminal of its own, named differently (Lark: `"fill"` is FILL)
+    anonymous = {p for n, p in ours.terminals.items() if n not in named and p is not None}
+    assert anonymous <= set(theirs.terminals.values())
+    assert {p for n, p in theirs.terminals.items() if n not in named} <= set(ours.terminals.values())
+    limits = Limits()
+    for name in sorted(named):
+        a, b = ours.terminals[name], theirs.terminals[name]
+        if a is None or b is None:
+            assert a is b
+            continue
+        try:
+            ta, tb = lower_terminal(name, a, limits), lower_terminal(name, b, limits)
+        except (UnsupportedGrammarError, GrammarError) as exc:
+            with pytest.raises(type(exc)):
+                lower_terminal(name, b, limits)
+            continue
+        assert ta.greedy == tb.greedy, name
+        assert _empty(lambda: difference(ta.dfa, tb.dfa)) and _empty(lambda: difference(tb.dfa, ta.dfa)), name
+
+
+def _empty(make) -> bool:
+    try:
+        dfa = make()
+    except EmptyLanguageError:
+        return True
+    return not dfa.accepting.any()
+
+
+def _semantics(text: str, start: str, folder: Path, reader: bool):
+    try:
+        lowered = translate.lark_rules(text, start, import_paths=[folder], reader=reader, limits=Limits(max_mask_seconds=2.0))
+        rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy)
+    except (UnsupportedGrammarError, GrammarError) as exc:
+        return exc
+    return StackSemantics(rules, max_stacks=2_000)
+
+
+def _walk(sem: StackSemantics, rng: random.Random, steps: int) -> bytes:
+    """A text from random bytes the rules allow, ending where they may end (or where stuck)."""
+    stacks = sem.initial()
+    out = bytearray()
+    for _ in range(steps):
+        if sem.is_complete(stacks) and rng.random() < 0.08:
+            break
+        choices = sorted(sem.next_bytes(stacks))
+        if not choices:
+            break
+        printable = [b for b in choices if 0x20 <= b < 0x7F] or choices
+        b = rng.choice(printable)
+        nxt = sem.advance(stacks, bytes([b]))
+        assert nxt is not None
+        stacks = nxt
+        out.append(b)
+    return bytes(out)
+
+
+def _accepts(sem: StackSemantics, text: bytes) -> bool:
+    stacks = sem.advance(sem.initial(), text)
+    return stacks is not None and sem.is_complete(stacks)
+
+
+@pytest.mark.parametrize("path,start,_", _cases())
+def test_random_texts_of_either_loader_are_texts_of_the_other(path, start, _):
+    text = path.read_text()
+    _both(path, start)
+    ours, theirs = _semantics(text, start, path.parent, True), _semantics(text, start, path.parent, False)
+    if isinstance(ours, Exception) or isinstance(theirs, Exception):
+        assert type(ours) is type(theirs), (ours, theirs)
+        return
+    rng = random.Random(str(path))
+    for _ in range(WALKS):
+        for sem in (ours, theirs):
+            try:
+                sample = _walk(sem, rng, 60)
+                assert _accepts(ours, sample) == _accepts(theirs, sample), sample
+            except LimitExceededError:  # (an ambiguous grammar's stacks: a walk ends there)
+                pass
+
+
+def test_the_reader_reads_the_shipped_grammars_itself():
+    for name in NAMES:
+        read_grammar(read_dialect(load(name)).text, "start")  # (no Unread)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'start: "a"\nstart: "b"\n',  # defined twice
+        "start: b\n",  # b not defined
+        'start: A\nA: b\nb: "x"\n',  # a rule inside a terminal
+        'start: A\nA: "x" A\n',  # a recursive terminal
+        'start: ""\n',  # an empty literal
+        'start: "a\n',  # a newline in a string
+        'start: x{"a"}\nx{p, q}: p q\n',  # a template's arguments miscounted
+        '_start: "a" -> b\n',  # an alias of an inlined rule
+        'start: "a" ~ 3..2\n',  # a bad range
+        "start: A\n%ignore B\nA: \"a\"\n",  # an ignored terminal not defined
+        'start: [A] [A]\nA: "a"\n',  # the same alternative twice, through [..]
+    ],
+)
+def test_texts_lark_refuses_are_left_to_lark(text):
+    with pytest.raises(Unread):
+        read_grammar(read_dialect(text).text, "start")
+    with pytest.raises(GrammarError):
+        translate.lark_rules(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "start: a b? c* d+ [e] (f | g) h ~ 2 i ~ 1..3\n" + "".join(f'{c}: "{c}"\n' for c in "abcdefghi"),
+        'start: sep{A, ","}\nsep{x, s}: x (s x)*\nA: "a"\n',
+        "start: NUMBER WORD\n%import common (NUMBER, WORD)\n%import common.WS\n%ignore WS\n",
+        'start: N\n%import common.SIGNED_NUMBER -> N\n',
+        "?start: x\n  | y // a comment\n  # another\n  | z\nx: \"x\"\ny: \"y\"\nz.2: \"z\" -> zed\n",
+        'start: KW\nKW: "select"i | /from/i\n',
+        'start: A\nA: "a".."c" ~ 2 B?\nB: /[0-9]+/\n%declare C\n',
+    ],
+)
+def test_constructs_the_reader_reads_like_lark(text, tmp_path):
+    read_grammar(read_dialect(text).text, "start")  # (read by us, not left to Lark)
+    path = tmp_path / "g.lark"
+    path.write_text(text)
+    test_terminals_have_the_languages_lark_gives_them(path, "start", None)
+    test_random_texts_of_either_loader_are_texts_of_the_other(path, "start", None)
+
+
+def test_syntax_errors_are_left_to_lark_which_names_the_line():
+    with pytest.raises(Unread):
+        parse("start: (a\n")
+    with pytest.raises(GrammarError, match="line"):
+        translate.lark_rules('start: "a"\nx: ( "b"\n')
