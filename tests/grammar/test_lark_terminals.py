@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from lark.lexer import PatternRE, PatternStr
 
 from constrain import UnsupportedGrammarError
 from constrain.automata import ir
-from constrain.grammar.lark.terminals import lower_terminal
+from constrain.grammar.lark.dialect import read_dialect
+from constrain.grammar.lark.reader import read_grammar
+from constrain.automata import compile_ir, regex_language
+from constrain.grammar.lark.terminals import first_bytes, lower_terminal
+from constrain.grammars import NAMES, load
 from constrain.limits import Limits
 
 
@@ -92,3 +97,15 @@ def test_a_case_insensitive_string_reads_what_its_regex_reads(value, cased):
 
     assert nothing_in(ours, as_regex) and nothing_in(as_regex, ours)
     assert nothing_in(ours, compile_ir(regex_language(re.escape(value)))) is not cased  # (the check sees case)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_first_bytes_from_the_ir_are_the_dfa_s(name):
+    """first_bytes reads a literal's or plain regex's first characters off its IR (no DFA built):
+    the same bytes as its DFA's first row, for every terminal of the shipped grammars and more."""
+    loaded = read_grammar(read_dialect(load(name)).text, "start")
+    patterns = [*loaded.terminals.values(), PatternRE("(?:é|a?b*)c"), PatternRE("x{0}[ą-ż]"), PatternStr("Ünï", "i")]
+    for k, pattern in enumerate(p for p in patterns if p is not None):
+        t = lower_terminal(f"T{k}", pattern, Limits())
+        dfa = t.dfa
+        assert first_bytes(t) == set(np.flatnonzero(dfa.table[0, dfa.byte_classes] >= 0).tolist()), pattern

@@ -22,7 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...automata import compile_ir, ir, regex_language
-from ...automata.charset import case_fold
+from ...automata.charset import case_fold, normalize, utf8_sequences
 from ...automata.dfa import DFA, minimize
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
@@ -48,6 +48,58 @@ class Terminal:
         from ...automata import compile_ir as build
 
         return build(self.node)
+
+
+def first_bytes(terminal: Terminal) -> set[int]:
+    """The bytes a terminal's text can start with: from its IR where it has one (a literal's
+    first characters; building 55 DFAs only for this took ~5 ms of SQL's compile), else from
+    its DFA."""
+    if terminal.automaton is None and not isinstance(terminal.node, ir.Embedded):
+        chars = _first_chars(terminal.node)
+        if chars is not None:
+            return {b for seq in utf8_sequences(normalize(chars)) for b in range(seq[0][0], seq[0][1] + 1)}
+    dfa = terminal.dfa
+    return set(np.flatnonzero(dfa.table[0, dfa.byte_classes] >= 0).tolist())
+
+
+def _first_chars(node: ir.Node) -> Optional[list[tuple[int, int]]]:
+    """The code points a text of `node` can start with (None: not plain IR)."""
+    if isinstance(node, ir.Chars):
+        return list(node.ranges)
+    if isinstance(node, ir.Alt):
+        out: list[tuple[int, int]] = []
+        for item in node.items:
+            part = _first_chars(item)
+            if part is None:
+                return None
+            out.extend(part)
+        return out
+    if isinstance(node, ir.Repeat):
+        return [] if node.max == 0 else _first_chars(node.item)
+    if isinstance(node, ir.Concat):
+        out = []
+        for item in node.items:
+            part, empty = _first_chars(item), _nullable(item)
+            if part is None or empty is None:
+                return None
+            out.extend(part)
+            if not empty:
+                break
+        return out
+    return None
+
+
+def _nullable(node: ir.Node) -> Optional[bool]:
+    if isinstance(node, ir.Chars):
+        return False
+    if isinstance(node, ir.Repeat):
+        return node.min == 0 or node.max == 0 or _nullable(node.item)
+    if isinstance(node, (ir.Concat, ir.Alt)):
+        parts = [_nullable(item) for item in node.items]
+        if None in parts:
+            return None
+        return all(parts) if isinstance(node, ir.Concat) else any(parts)
+    return None
 
 
 def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:

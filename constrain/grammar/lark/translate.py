@@ -34,7 +34,7 @@ from .json_embed import schema_rules
 from .left_recursion import to_ir, without_left_recursion
 from .reader import LoadedGrammar, read_grammar
 from .syntax import Unread
-from .terminals import Terminal, lower_terminal
+from .terminals import Terminal, first_bytes, lower_terminal
 
 TOP = "$start"  # the rule around the start rule (trailing ignored text); Lark names cannot hold "$"
 
@@ -110,22 +110,22 @@ def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
     cut short before a terminal). Most grammars ignore whitespace so: their masks then walk no
     whitespace frames. A comment that reads to the end of its line stays a greedy rule."""
     plain: set[str] = set()
+    starts: dict[str, set[int]] = {}
+
+    def start_of(u: Terminal) -> set[int]:
+        if u.name not in starts:
+            starts[u.name] = first_bytes(u)
+        return starts[u.name]
+
     for t in ignored:
         if not t.greedy:
             plain.add(t.name)
             continue
         dfa = t.dfa
         one_run = dfa.n_states == 2 and not dfa.accepting[0] and dfa.accepting[1] and (dfa.table[0] == dfa.table[1]).all()
-        run = first_bytes(t)
-        if one_run and not any(run & first_bytes(u) for u in [*ignored, *others] if u is not t):
+        if one_run and not any(start_of(t) & start_of(u) for u in [*ignored, *others] if u is not t):
             plain.add(t.name)
     return plain
-
-
-def first_bytes(terminal: Terminal) -> set[int]:
-    """The bytes a terminal's text can start with."""
-    dfa = terminal.dfa
-    return set(np.flatnonzero(dfa.table[0, dfa.byte_classes] >= 0).tolist())
 
 
 def _special_node(written: str, special_tokens: Mapping[str, int]) -> ir.Node:
