@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from constrain import UnsupportedRegexError
 from constrain.errors import EmptyLanguageError
 from constrain.automata import Limits, compile_ir, parse_regex, regex_language, regex_to_dfa
-from constrain.automata.assertions import MARKERS
+from constrain.automata.assertions import MARKERS, regex_automaton
+from constrain.automata.dfa import DFA
 from constrain.automata.char_graph import char_graph
 
 PATTERNS = [
@@ -256,3 +257,15 @@ def test_unicode_word_boundaries_match_like_re(pattern, text):
     """Under (?u), \\b and \\B look at Python's Unicode \\w, as re (and so Lark) does."""
     dfa = regex_to_dfa(pattern)
     assert dfa.accepts(text.encode()) == (re.fullmatch(pattern, text) is not None), text
+
+
+@pytest.mark.parametrize("pattern", [r"(?<!a)b+", r"\bfoo\b", r"a(?=b)b|c", r"[a-c]+x?"])
+@settings(max_examples=100, deadline=None)
+@given(text=st.text(alphabet="abcfox ", max_size=7))
+def test_regex_automaton_is_the_language_as_bytes(pattern, text):
+    """regex_automaton: plain IR where the pattern has no assertions, else the byte DFA itself;
+    either way the strings that fully match, as re reads them."""
+    found = regex_automaton(pattern)
+    assert isinstance(found, DFA) == bool(re.search(r"\(\?[<=!]|\\b", pattern))
+    dfa = found if isinstance(found, DFA) else compile_ir(found)
+    assert dfa.accepts(text.encode()) == oracle(pattern, text, search=False)

@@ -14,7 +14,9 @@ from constrain.automata import ir
 from constrain.grammar.lark.dialect import read_dialect
 from constrain.grammar.lark.reader import read_grammar
 from constrain.automata import compile_ir, regex_language
-from constrain.grammar.lark.terminals import first_bytes, lower_terminal
+from constrain.automata.algebra import difference
+from constrain.errors import EmptyLanguageError
+from constrain.grammar.lark.terminals import _is_lazy, first_bytes, lower_terminal, shortest_matches
 from constrain.grammars import NAMES, load
 from constrain.limits import Limits
 
@@ -109,3 +111,26 @@ def test_first_bytes_from_the_ir_are_the_dfa_s(name):
         t = lower_terminal(f"T{k}", pattern, Limits())
         dfa = t.dfa
         assert first_bytes(t) == set(np.flatnonzero(dfa.table[0, dfa.byte_classes] >= 0).tolist()), pattern
+
+
+@pytest.mark.parametrize(
+    "regex",
+    [
+        r"(?!(select|from)(?![a-z0-9_]))[a-z_][a-z0-9_]*",
+        r"\"(?:[^\"\\]|\\.)*?(?<!\\)\"",
+        r"(?=\w*\d)\b\w+\b",
+        r"(?:é|\d)+(?<![0-3])",
+    ],
+)
+def test_a_lookaround_terminal_keeps_the_automaton_it_was_built_as(regex):
+    """Terminals with assertions take the byte automaton regex_automaton builds (not a graph over
+    characters compiled again): the same language as regex_language's graph."""
+    t = lower_terminal("T", PatternRE(regex, "i"), Limits())
+    graph = compile_ir(regex_language("(?u)" + PatternRE(regex, "i").to_regexp()), Limits())
+    if _is_lazy(regex):
+        graph = shortest_matches(graph)
+    for a, b in ((t.dfa, graph), (graph, t.dfa)):
+        try:
+            assert not difference(a, b).accepting.any()
+        except EmptyLanguageError:  # (the difference is empty: what the check wants)
+            pass

@@ -21,7 +21,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ...automata import compile_ir, ir, regex_language
+from ...automata import compile_ir, ir
+from ...automata.assertions import regex_automaton
 from ...automata.charset import case_fold, normalize, utf8_sequences
 from ...automata.dfa import DFA, minimize
 from ...automata.nfa import nfa_states
@@ -114,8 +115,11 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         return Terminal(name, ir.concat(*(ir.Chars(case_fold(((ord(c), ord(c)),))) for c in pattern.value)), False)
     regex = pattern.to_regexp()
     try:  # ((?u): \d \w \s as Python's re reads them in Lark, Unicode; regex_escapes.py)
-        language = regex_language("(?u)" + regex, limits=limits)
-        dfa = compile_ir(language, limits)
+        found = regex_automaton("(?u)" + regex, limits)
+        if isinstance(found, DFA):  # (assertions: the exact automaton, already built)
+            language, dfa = None, minimize(found.byte_classes, found.table, found.accepting)
+        else:
+            language, dfa = found, compile_ir(found, limits)
     except UnsupportedRegexError as exc:
         raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
     except GrammarError as exc:
@@ -130,7 +134,7 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     # Where used, the smaller of the regex's own IR and its DFA: rules inline terminals in many
     # places, and copying a DFA into every use costs more than a few characters (`"select"i`).
     continues = bool((dfa.table[dfa.accepting] >= 0).any())
-    if nfa_states(language) <= 2 * dfa.n_states + 16:
+    if language is not None and nfa_states(language) <= 2 * dfa.n_states + 16:
         return Terminal(name, language, continues, dfa)
     return Terminal(name, ir.Embedded(dfa), continues)
 
