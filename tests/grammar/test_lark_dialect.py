@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from constrain import GrammarError, UnsupportedGrammarError
-from constrain.grammar.lark.dialect import read_dialect
+from constrain.grammar.lark.dialect import Dialect, read_dialect
+from constrain.grammars import NAMES, load
 
 
 def test_an_empty_header_is_removed():
@@ -18,6 +19,16 @@ def test_strings_regexes_and_comments_are_left_alone():
     grammar = 'start: "%json {}" /<\\|x\\|>/ "<[1]>"  // %llguidance {"x": 1} <|eot_id|>\n'
     d = read_dialect(grammar)
     assert (d.text, d.options, d.specials, d.schemas) == (grammar, {}, {}, {})
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_grammar_without_extensions_comes_back_as_written(name):
+    """No `%llguidance`, `%json` or special token anywhere: the text itself, nothing declared
+    (the scan is skipped); with one of them in a comment the scan gives the same text."""
+    grammar = load(name)
+    assert read_dialect(grammar) == Dialect(grammar)
+    commented = grammar + "// %json {} <|x|>\n"
+    assert read_dialect(commented) == Dialect(commented)
 
 
 @pytest.mark.parametrize(
