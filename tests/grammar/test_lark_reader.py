@@ -11,6 +11,9 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lark.load_grammar import eval_escaping
 
 from constrain import GrammarError, LimitExceededError, UnsupportedGrammarError
 from constrain.errors import EmptyLanguageError
@@ -19,7 +22,7 @@ from constrain.automata.rules import compile_rules
 from constrain.automata.stack_semantics import StackSemantics
 from constrain.grammar.lark import translate
 from constrain.grammar.lark.dialect import imports_files, read_dialect
-from constrain.grammar.lark.reader import read_grammar
+from constrain.grammar.lark.reader import _evaluated, read_grammar
 from constrain.grammar.lark.syntax import Unread, parse
 from constrain.grammar.lark.terminals import lower_terminal
 from constrain.grammars import NAMES, load
@@ -195,3 +198,17 @@ def test_syntax_errors_are_left_to_lark_which_names_the_line():
         parse("start: (a\n")
     with pytest.raises(GrammarError, match="line"):
         translate.lark_rules('start: "a"\nx: ( "b"\n')
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab é\\'\"\r\n\t\x00xu0{}"), max_size=8) | st.text(max_size=8))
+def test_a_literal_reads_as_lark_reads_it(body):
+    """_evaluated skips Lark's eval_escaping (a literal_eval) where the text reads as itself:
+    the same value, or the same refusal, as Lark's."""
+    try:
+        expected = eval_escaping(body)
+    except Exception as exc:  # (Lark's GrammarError on a bad escape; ValueError on a NUL)
+        with pytest.raises(type(exc)):
+            _evaluated(body)
+        return
+    assert _evaluated(body) == expected
