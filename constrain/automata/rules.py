@@ -159,6 +159,8 @@ def _rule_dfa(node: ir.Node, max_nfa: int, max_dfa: int, seconds: float) -> tupl
     """A rule's DFA over bytes and its own call columns; shared by every grammar that has the
     same rule (strings, numbers, "any JSON value" recur in almost every schema)."""
     callees = _callees(node)
+    if type(node) is ir.Embedded and node.dfa.minimal and not len(node.dfa.call_classes):
+        return node.dfa, callees  # (a Lark terminal's rule: its DFA is built already)
     limits = Limits(max_nfa_states=max_nfa, max_dfa_states=max_dfa, max_compile_seconds=seconds)
     calls = {name: k for k, name in enumerate(callees)}
     glued = glued_dfa(node, calls, limits)  # members of key languages, without a subset construction

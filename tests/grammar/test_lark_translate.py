@@ -198,6 +198,26 @@ def test_ignored_whitespace_is_inlined_unless_a_terminal_starts_with_it(compiled
     assert any(g for g in spaces.greedy) and len([n for n, g in zip(spaces.names, spaces.greedy) if g]) == 2
 
 
+def test_a_greedy_terminal_s_rule_is_the_automaton_its_terminal_built():
+    """A terminal that can read on (SQL's NAME, a string, a comment) becomes a rule whose DFA is
+    the one lower_terminal built, used as it is (no NFA copied in and determinized again)."""
+    from constrain.automata.rules import compile_rules
+    from constrain.grammar.lark.terminals import lower_terminal
+    from constrain.grammar.lark.translate import lark_rules
+    from constrain.grammars import load
+    from constrain.limits import Limits
+
+    lowered = lark_rules(load("sql"), "start")
+    rule_set = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy)
+    assert {"NAME", "STRING", "NUMBER"} <= set(lowered.greedy)
+    for name in lowered.greedy:
+        dfa = lowered.rules[name].dfa
+        assert rule_set.dfas[rule_set.names.index(name)] is dfa
+    name_pattern = lark.Lark(load("sql"), start="start").get_terminal("NAME").pattern
+    fresh = lower_terminal("NAME", name_pattern, Limits()).dfa
+    assert (fresh.table.shape, fresh.accepting.tolist()) == (lowered.rules["NAME"].dfa.table.shape, lowered.rules["NAME"].dfa.accepting.tolist())
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.tuples(st.sampled_from(["accept", "accept", "accept", "rollback", "fork"]), st.integers(0, 10**6)), max_size=14))
 def test_accept_rollback_and_fork_leave_a_fresh_matcher_s_state(ops, compiled, llama3):

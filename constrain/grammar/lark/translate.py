@@ -97,8 +97,8 @@ def lark_rules(
         body = ir.repeat(body, 0, 1)
     rules[TOP] = body if skip is None else ir.concat(skip, body)
     greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
-    for name in greedy:
-        rules[name] = terminals[name].node
+    for name in greedy:  # (as the DFA lower_terminal built: the rule's is the same, ~0.5 ms for SQL's NAME)
+        rules[name] = ir.Embedded(terminals[name].dfa)
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
     return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy)
 
