@@ -80,6 +80,12 @@ class _Builder:
                 return self._chain(chain, s)
         if isinstance(node, ir.Chars):
             e = self.new()
+            steps = _one_byte(node)
+            if steps:  # (ASCII sets: whitespace, a letter in either case)
+                edges = self.nfa.edges
+                for lo, hi in steps:
+                    edges.extend((s, lo, hi, e))
+                return e
             for seq in _sequences(node.ranges):
                 cur = s
                 for k, (lo, hi) in enumerate(seq):
@@ -106,6 +112,12 @@ class _Builder:
             if node.max is None:
                 loop = self.new()
                 self.eps(cur, loop)
+                steps = _one_byte(node.item) if isinstance(node.item, ir.Chars) else ()
+                if steps:  # (a run of single bytes, as ignored whitespace after every terminal)
+                    edges = self.nfa.edges
+                    for lo, hi in steps:
+                        edges.extend((loop, lo, hi, loop))
+                    return loop
                 self.eps(self.frag(node.item, loop), loop)
                 return loop
             e = self.new()
@@ -166,6 +178,16 @@ class _Builder:
         acc = np.flatnonzero(dfa.accepting)
         self.nfa.eps_blocks.append(np.stack((base + acc, np.full(len(acc), e)), axis=1).astype(np.int64))
         return e
+
+
+def _one_byte(node: ir.Chars) -> tuple:
+    """The byte ranges of a character set whose every character is one byte (ASCII), or ()."""
+    return ir.fact(node, "_one_byte", _find_one_byte)
+
+
+def _find_one_byte(node: ir.Chars) -> tuple:
+    seqs = _sequences(node.ranges)
+    return tuple(seq[0] for seq in seqs) if seqs and all(len(seq) == 1 for seq in seqs) else ()
 
 
 def _chain(node: ir.Node):
@@ -238,6 +260,8 @@ def _count(n: ir.Node) -> int:
         return 1 + len(n.items) + sum(map(_size, n.items))
     if isinstance(n, ir.Repeat):
         item = _size(n.item)
+        if n.max is None and type(n.item) is ir.Chars and _one_byte(n.item):  # (a self-loop)
+            return n.min * item + 1
         return n.min * item + (1 + item if n.max is None else 1 + (n.max - n.min) * (1 + item))
     if isinstance(n, ir.RuleRef):
         return 1

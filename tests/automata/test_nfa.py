@@ -1,0 +1,38 @@
+"""The Thompson NFA builder: nfa_states counts the states build_nfa makes (limits and the
+near-start budget are judged by it), and the shortcuts for one-byte sets keep the language."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constrain.automata import compile_ir, regex_language
+from constrain.automata.nfa import build_nfa, nfa_states
+from constrain.automata.rules import _callees, compile_rules
+from constrain.grammar.lark.translate import lark_rules
+from constrain.grammars import NAMES, load
+from constrain.limits import Limits
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nfa_states_counts_what_build_nfa_makes(name):
+    lowered = lark_rules(load(name), "start")
+    rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy)
+    for r in range(rules.n_rules):
+        node = rules.nodes[r]
+        calls = {callee: k for k, callee in enumerate(_callees(node))}
+        assert build_nfa(node, 10**7, calls).n_states == nfa_states(node), rules.names[r]
+
+
+PATTERNS = [r"[ \t\n]*x", r"(?:[aA][bB])+[ \t]*", r"(?:[ab]*|c)*d", r"[a-cé]*[x-z]{2,}", r"é*a"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="abABcdxyz \t\né", max_size=8))
+def test_runs_of_one_byte_sets_match_like_re(pattern, text):
+    dfa = compile_ir(regex_language(pattern))
+    assert dfa.accepts(text.encode()) == (re.fullmatch(pattern, text) is not None)
