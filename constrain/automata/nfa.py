@@ -112,13 +112,13 @@ class _Builder:
             if node.max is None:
                 loop = self.new()
                 self.eps(cur, loop)
-                steps = _one_byte(node.item) if isinstance(node.item, ir.Chars) else ()
-                if steps:  # (a run of single bytes, as ignored whitespace after every terminal)
+                steps, others = _star_parts(node)
+                if steps:  # (one-byte sets: self-loops; ignored whitespace after every terminal)
                     edges = self.nfa.edges
                     for lo, hi in steps:
                         edges.extend((loop, lo, hi, loop))
-                    return loop
-                self.eps(self.frag(node.item, loop), loop)
+                for item in others:
+                    self.eps(self.frag(item, loop), loop)
                 return loop
             e = self.new()
             for _ in range(node.max - node.min):
@@ -188,6 +188,27 @@ def _one_byte(node: ir.Chars) -> tuple:
 def _find_one_byte(node: ir.Chars) -> tuple:
     seqs = _sequences(node.ranges)
     return tuple(seq[0] for seq in seqs) if seqs and all(len(seq) == 1 for seq in seqs) else ()
+
+
+def _star_parts(node: ir.Repeat) -> tuple[tuple, tuple]:
+    """A star's item as (byte ranges read by a self-loop, the other alternatives): `(A | B)*`
+    with A one-byte sets, or runs of them (`(A+ | B)*` is `(A | B)*`), loops on one state."""
+    return ir.fact(node, "_star_parts", _find_star_parts)
+
+
+def _find_star_parts(node: ir.Repeat) -> tuple[tuple, tuple]:
+    steps: list[tuple[int, int]] = []
+    others: list[ir.Node] = []
+    for item in node.item.items if isinstance(node.item, ir.Alt) else (node.item,):
+        unit = item.item if isinstance(item, ir.Repeat) and item.min <= 1 and item.max is None else item
+        found = _one_byte(unit) if isinstance(unit, ir.Chars) else ()
+        if found:
+            steps.extend(found)
+        else:
+            others.append(item)
+    if not steps:
+        return (), (node.item,)
+    return tuple(steps), tuple(others)
 
 
 def _chain(node: ir.Node):
@@ -260,9 +281,9 @@ def _count(n: ir.Node) -> int:
         return 1 + len(n.items) + sum(map(_size, n.items))
     if isinstance(n, ir.Repeat):
         item = _size(n.item)
-        if n.max is None and type(n.item) is ir.Chars and _one_byte(n.item):  # (a self-loop)
-            return n.min * item + 1
-        return n.min * item + (1 + item if n.max is None else 1 + (n.max - n.min) * (1 + item))
+        if n.max is None:
+            return n.min * item + 1 + sum(map(_size, _star_parts(n)[1]))  # type: ignore[arg-type]
+        return n.min * item + 1 + (n.max - n.min) * (1 + item)
     if isinstance(n, ir.RuleRef):
         return 1
     if isinstance(n, ir.Deferred):

@@ -27,7 +27,10 @@ def test_nfa_states_counts_what_build_nfa_makes(name):
         assert build_nfa(node, 10**7, calls).n_states == nfa_states(node), rules.names[r]
 
 
-PATTERNS = [r"[ \t\n]*x", r"(?:[aA][bB])+[ \t]*", r"(?:[ab]*|c)*d", r"[a-cé]*[x-z]{2,}", r"é*a"]
+PATTERNS = [
+    r"[ \t\n]*x", r"(?:[aA][bB])+[ \t]*", r"(?:[ab]*|c)*d", r"[a-cé]*[x-z]{2,}", r"é*a",
+    r"(?:[ \t]+|#[a-z]*\n)*x", r"(?:a+|b|é)+", r"(?:a|bc|[xy]+)*z", r"(?:x*)*",
+]
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)

@@ -62,7 +62,7 @@ def test_sql_rules_reach_the_nfa_builder_without_copies(llama3):
     grammar = Compiler(llama3).compile_lark(grammars.load("sql"))
     rules = grammar.automaton.rules
     sizes = {rules.names[r]: nfa_states(rules.nodes[r]) for r in range(rules.n_rules)}
-    assert sizes["select_core"] < 2000, sizes  # (13,130 NFA states as Lark's 24 expansions)
+    assert max(sizes.values()) < 2000, sizes  # (select_core: 13,130 NFA states as Lark's 24 expansions)
     assert sum(sizes.values()) < 6000, sizes
 
 
