@@ -1,0 +1,183 @@
+"""A Lark grammar's definitions as Lark's loader makes them, before any pattern or rule is
+built (reader.py builds those): statements by name, `%import` of Lark's built-in grammars
+(common, unicode, python, lark; their symbols' dependencies renamed `module__NAME` as Lark
+does), `%declare`, `%override`, `%extend`, and the checks Lark makes (a symbol used but not
+defined, defined twice, a rule in a terminal, template arguments...). What Lark's loader must
+decide raises syntax.Unread."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Any
+
+from .syntax import Definition, Expr, Statements, Unread, parse
+
+def definitions(statements: Statements) -> dict[str, Definition]:
+    defs: dict[str, Definition] = {}
+    modules: dict[tuple[str, ...], dict[str, str]] = {}  # (a module's imports are one, as in Lark:
+    for path, names in statements.imports:  # what two of them use is imported once)
+        modules.setdefault(path, {}).update(names)
+    for path, names in modules.items():
+        for name, d in _imported(path, names).items():
+            _define(defs, d, name)
+    for d in statements.definitions:
+        _define(defs, d, d.name)
+    for name in statements.declared:
+        _define(defs, Definition(name, None, is_term=True), name)  # type: ignore[arg-type]
+    for d in statements.overrides:
+        old = defs.get(d.name)
+        if old is None or old.is_term != d.is_term:
+            raise Unread(f"%override of {d.name}, not defined")
+        defs[d.name] = d
+    for d in statements.extends:
+        old = defs.get(d.name)
+        if old is None or old.is_term != d.is_term or old.body is None or old.params != d.params:
+            raise Unread(f"%extend of {d.name}, not defined")
+        defs[d.name] = Definition(d.name, ("alt", [*old.body[1], *d.body[1]]), old.params, old.modifiers, old.is_term)
+    return defs
+
+
+def _define(defs: dict[str, Definition], d: Definition, name: str) -> None:
+    if name in defs:
+        raise Unread(f"{name} defined twice")
+    defs[name] = d
+
+
+def _imported(path: tuple[str, ...], names: dict[str, str]) -> dict[str, Definition]:
+    """The definitions `%import path (names)` brings: the names (as their aliases) and what
+    they use, renamed `path__NAME` (a `_NAME` as `_path__NAME`)."""
+    module = _moduledefinitions(path)
+    prefix = "__".join(path)
+    wanted = list(names)
+    needed: list[str] = []
+    seen: set[str] = set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        d = module.get(name)
+        if d is None:
+            raise Unread(f"{name} is not in {prefix}")
+        seen.add(name)
+        needed.append(name)
+        if d.body is not None:
+            wanted.extend(s for s in _symbols(d.body) if s not in d.params)
+
+    def mangled(name: str) -> str:
+        if name in names:
+            return names[name]
+        return f"_{prefix}__{name[1:]}" if name.startswith("_") else f"{prefix}__{name}"
+
+    out: dict[str, Definition] = {}
+    for name in needed:
+        d = module[name]
+        body = None if d.body is None else renamed(d.body, {s: mangled(s) for s in _symbols(d.body) if s not in d.params})
+        new = mangled(name)
+        out[new] = Definition(new, body, d.params, d.modifiers, d.is_term)  # type: ignore[arg-type]
+    return out
+
+
+@lru_cache(maxsize=None)
+def _moduledefinitions(path: tuple[str, ...]) -> dict[str, Definition]:
+    """One of Lark's own grammars (grammars/ in the lark package), read once per process."""
+    import lark
+
+    file = os.path.join(os.path.dirname(lark.__file__), "grammars", *path) + ".lark"
+    if not os.path.isfile(file):
+        raise Unread(f"module {'.'.join(path)} is no grammar of Lark's own")
+    with open(file, encoding="utf-8") as fh:
+        statements = parse(fh.read())
+    defs = definitions(statements)
+    validate(defs, statements)
+    return defs
+
+
+def _symbols(e: Expr) -> set[str]:
+    """The names an expression refers to (symbols and templates, their arguments too)."""
+    out: set[str] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(x)
+            continue
+        kind = x[0]
+        if kind == "sym":
+            out.add(x[1])
+        elif kind == "tmpl":
+            out.add(x[1])
+            stack.extend(x[2])
+        elif kind == "alt":
+            stack.extend(x[1])
+        elif kind in ("rep", "maybe", "alias"):
+            stack.append(x[1])
+    return out
+
+
+def renamed(e: Any, names: dict[str, Any]) -> Any:
+    """`e` with each symbol replaced: by a name (str) or by an expression (template arguments)."""
+    if isinstance(e, list):
+        return [renamed(x, names) for x in e]
+    kind = e[0]
+    if kind == "sym":
+        new = names.get(e[1], e[1])
+        return ("sym", new) if isinstance(new, str) else new
+    if kind == "tmpl":
+        head = names.get(e[1], e[1])
+        if not isinstance(head, str):
+            raise Unread("a template parameter used as a template")
+        return ("tmpl", head, [renamed(a, names) for a in e[2]])
+    if kind == "alt":
+        return ("alt", [renamed(s, names) for s in e[1]])
+    if kind == "rep":
+        return ("rep", renamed(e[1], names), e[2], e[3])
+    if kind == "maybe":
+        return ("maybe", renamed(e[1], names))
+    if kind == "alias":
+        return ("alias", renamed(e[1], names), e[2])
+    return e
+
+
+def validate(defs: dict[str, Definition], statements: Statements) -> None:
+    """Lark's checks: every symbol defined (or a parameter), templates used with their number
+    of arguments and only as templates, parameters unique and no definitions' names."""
+    for d in defs.values():
+        if len(set(d.params)) != len(d.params) or any(p in defs for p in d.params):
+            raise Unread(f"template parameters of {d.name}")
+        if d.body is None:
+            continue
+        for x in walk(d.body):
+            if x[0] == "sym" and x[1] not in d.params:
+                used = defs.get(x[1])
+                if used is None or used.params:
+                    raise Unread(f"{x[1]} used but not defined, or a template without arguments")
+            elif x[0] == "tmpl":
+                used = defs.get(x[1])
+                if used is None or len(used.params) != len(x[2]) or used.is_term:
+                    raise Unread(f"template {x[1]} used wrongly")
+            elif x[0] == "alias" and (d.is_term or d.name.startswith("_")):
+                raise Unread(f"an alias in {d.name}")
+        if d.modifiers and "?" in d.modifiers and d.name.startswith("_"):
+            raise Unread(f"?{d.name}")
+    for ignored in statements.ignores:
+        for x in walk(ignored):
+            if x[0] == "sym" and x[1] not in defs:
+                raise Unread(f"ignored {x[1]} not defined")
+
+
+def walk(e: Any):
+    if isinstance(e, list):
+        for x in e:
+            yield from walk(x)
+        return
+    yield e
+    kind = e[0]
+    if kind == "alt":
+        for s in e[1]:
+            yield from walk(s)
+    elif kind in ("rep", "maybe", "alias"):
+        yield from walk(e[1])
+    elif kind == "tmpl":
+        for a in e[2]:
+            yield from walk(a)
