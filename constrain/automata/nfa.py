@@ -74,13 +74,13 @@ class _Builder:
     def frag(self, node: ir.Node, s: int) -> int:
         """Build `node` starting at state `s`; return its exit state. Never adds edges into `s`
         from inside the fragment, so fragments may share entry states."""
-        if isinstance(node, (ir.Concat, ir.Chars)):
-            chain = _chain(node)
-            if chain is not False:  # a fixed sequence of byte ranges (keys, literals): one loop
+        kind = type(node)
+        if kind is ir.Chars:  # (the commonest node: its plan is one lookup)
+            plan = node.__dict__.get("_chars_plan") or ir.fact(node, "_chars_plan", _find_chars_plan)
+            chain, steps = plan
+            if chain:
                 return self._chain(chain, s)
-        if isinstance(node, ir.Chars):
             e = self.new()
-            steps = _one_byte(node)
             if steps:  # (ASCII sets: whitespace, a letter in either case)
                 edges = self.nfa.edges
                 for lo, hi in steps:
@@ -93,7 +93,10 @@ class _Builder:
                     self.nfa.edges.extend((cur, lo, hi, nxt))
                     cur = nxt
             return e
-        if isinstance(node, ir.Concat):
+        if kind is ir.Concat:
+            chain = _chain(node)
+            if chain is not False:  # a fixed sequence of byte ranges (keys, literals): one loop
+                return self._chain(chain, s)
             cur = s
             for part in _plan(node):
                 cur = self._chain(part, cur) if type(part) is tuple else self.frag(part, cur)
@@ -178,6 +181,13 @@ class _Builder:
         acc = np.flatnonzero(dfa.accepting)
         self.nfa.eps_blocks.append(np.stack((base + acc, np.full(len(acc), e)), axis=1).astype(np.int64))
         return e
+
+
+def _find_chars_plan(node: ir.Chars) -> tuple[tuple, tuple]:
+    """(its byte ranges as a chain, where it has one UTF-8 form; else its one-byte ranges, where
+    every character is one byte); empty where not."""
+    chain = _chain(node)
+    return (chain or (), ()) if chain is not False else ((), _one_byte(node))
 
 
 def _one_byte(node: ir.Chars) -> tuple:
