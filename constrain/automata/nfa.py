@@ -51,12 +51,16 @@ def _sequences(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[tuple[int, in
 
 CALL_BASE = 256  # a call of rule k is the pseudo-byte CALL_BASE + k
 
+TEMPLATE_STATES = 24  # a subtree this large, met again in one build, is stamped from its first
+_COMPOSITE = (ir.Concat, ir.Alt, ir.Repeat, ir.Graph)
+
 
 class _Builder:
     def __init__(self, max_states: int, calls: Optional[dict[str, int]] = None) -> None:
         self.nfa = NFA()
         self.max_states = max_states
         self.calls = calls or {}
+        self._met: dict[int, tuple] = {}  # id(subtree) -> the extent of its first build, or its template
 
     def new(self, count: int = 1) -> int:
         """The first of `count` fresh consecutive states."""
@@ -93,6 +97,17 @@ class _Builder:
                     self.nfa.edges.extend((cur, lo, hi, nxt))
                     cur = nxt
             return e
+        if kind in _COMPOSITE and _size(node) >= TEMPLATE_STATES:
+            met = self._met.get(id(node))
+            if met is not None:
+                return self._stamp(id(node), met, s)
+            before = self._mark(s)
+            exit_state = self._composite(node, kind, s)
+            self._met[id(node)] = (before, self._mark(exit_state))
+            return exit_state
+        return self._composite(node, kind, s)
+
+    def _composite(self, node: ir.Node, kind: type, s: int) -> int:
         if kind is ir.Concat:
             chain = _chain(node)
             if chain is not False:  # a fixed sequence of byte ranges (keys, literals): one loop
@@ -143,6 +158,39 @@ class _Builder:
         if isinstance(node, ir.Graph):
             return self._graph(node, s)
         raise TypeError(f"not an IR node: {node!r}")
+
+    def _mark(self, state: int) -> tuple[int, ...]:
+        nfa = self.nfa
+        return (state, nfa.n_states, len(nfa.edges), len(nfa.eps), len(nfa.edge_blocks), len(nfa.eps_blocks))
+
+    def _stamp(self, key: int, met: tuple, s: int) -> int:
+        """A subtree met again in this build (Lark rules repeat theirs: SQL's select clause holds
+        one 377-state part three times): a copy of its first build's states and edges, shifted
+        by numpy, instead of a walk over the tree. The states are numbered as a walk would."""
+        if len(met) == 2:
+            met = self._met[key] = self._template(*met)
+        count, edges, eps, exit_rel = met
+        base = self.new(count)
+        for rel, blocks, last in ((edges, self.nfa.edge_blocks, 3), (eps, self.nfa.eps_blocks, 1)):
+            if len(rel):
+                out = rel + base
+                out[:, 0] = np.where(rel[:, 0] < 0, s, out[:, 0])
+                if last == 3:
+                    out[:, 1:3] = rel[:, 1:3]  # (byte ranges, not states)
+                blocks.append(out)
+        return s if exit_rel < 0 else exit_rel + base
+
+    def _template(self, before: tuple, after: tuple) -> tuple:
+        """The first build of a subtree, its states relative to its first one (its entry: -1)."""
+        old_s, first, e0, p0, b0, q0 = before
+        exit_state, end, e1, p1, b1, q1 = after
+        nfa = self.nfa
+        edges = np.concatenate([np.array(nfa.edges[e0:e1], dtype=np.int64).reshape(-1, 4), *nfa.edge_blocks[b0:b1]])
+        eps = np.concatenate([np.array(nfa.eps[p0:p1], dtype=np.int64).reshape(-1, 2), *nfa.eps_blocks[q0:q1]])
+        for arr, last in ((edges, 3), (eps, 1)):
+            arr[:, 0] = np.where(arr[:, 0] == old_s, -1, arr[:, 0] - first)
+            arr[:, last] -= first
+        return end - first, edges, eps, (-1 if exit_state == old_s else exit_state - first)
 
     def _chain(self, chain: tuple, s: int) -> int:
         """A fixed sequence of byte ranges from `s`; returns its last state."""

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from constrain.automata import compile_ir, regex_language
+from constrain.automata import nfa as nfa_module
 from constrain.automata.nfa import build_nfa, nfa_states
 from constrain.automata.rules import _callees, compile_rules
 from constrain.grammar.lark.translate import lark_rules
@@ -25,6 +26,34 @@ def test_nfa_states_counts_what_build_nfa_makes(name):
         node = rules.nodes[r]
         calls = {callee: k for k, callee in enumerate(_callees(node))}
         assert build_nfa(node, 10**7, calls).n_states == nfa_states(node), rules.names[r]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_repeated_subtrees_are_stamped_into_the_same_nfa(name, monkeypatch):
+    """A subtree met again in one build is copied from its first build: the same states, the
+    same edges (in another order) as walking the tree again."""
+    lowered = lark_rules(load(name), "start")
+    rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy)
+
+    def edges(nfa):
+        return (nfa.n_states, nfa.start, nfa.final, sorted(map(tuple, nfa.edge_array().tolist())),
+                sorted(map(tuple, nfa.eps_array().tolist())))
+
+    stamped, blocks = [], 0
+    for r in range(rules.n_rules):
+        node = rules.nodes[r]
+        calls = {callee: k for k, callee in enumerate(_callees(node))}
+        built = build_nfa(node, 10**7, calls)
+        stamped.append(edges(built))
+        blocks += len(built.edge_blocks)
+    monkeypatch.setattr(nfa_module, "TEMPLATE_STATES", 10**9)
+    for r in range(rules.n_rules):
+        node = rules.nodes[r]
+        calls = {callee: k for k, callee in enumerate(_callees(node))}
+        built = build_nfa(node, 10**7, calls)
+        assert edges(built) == stamped[r], rules.names[r]
+        blocks -= len(built.edge_blocks)
+    assert blocks > 0 or name not in ("sql", "python_expr")  # (those two repeat large parts)
 
 
 PATTERNS = [
