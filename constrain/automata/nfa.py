@@ -80,8 +80,7 @@ class _Builder:
         from inside the fragment, so fragments may share entry states."""
         kind = type(node)
         if kind is ir.Chars:  # (the commonest node: its plan is one lookup)
-            plan = node.__dict__.get("_chars_plan") or ir.fact(node, "_chars_plan", _find_chars_plan)
-            chain, steps = plan
+            chain, steps = ir.fact(node, "_chars_plan", _find_chars_plan)
             if chain:
                 return self._chain(chain, s)
             e = self.new()
@@ -171,13 +170,10 @@ class _Builder:
             met = self._met[key] = self._template(*met)
         count, edges, eps, exit_rel = met
         base = self.new(count)
-        for rel, blocks, last in ((edges, self.nfa.edge_blocks, 3), (eps, self.nfa.eps_blocks, 1)):
-            if len(rel):
-                out = rel + base
-                out[:, 0] = np.where(rel[:, 0] < 0, s, out[:, 0])
-                if last == 3:
-                    out[:, 1:3] = rel[:, 1:3]  # (byte ranges, not states)
-                blocks.append(out)
+        if len(edges):
+            self.nfa.edge_blocks.append(_shifted(edges, base, s, 3))
+        if len(eps):
+            self.nfa.eps_blocks.append(_shifted(eps, base, s, 1))
         return s if exit_rel < 0 else exit_rel + base
 
     def _template(self, before: tuple, after: tuple) -> tuple:
@@ -229,6 +225,15 @@ class _Builder:
         acc = np.flatnonzero(dfa.accepting)
         self.nfa.eps_blocks.append(np.stack((base + acc, np.full(len(acc), e)), axis=1).astype(np.int64))
         return e
+
+
+def _shifted(rel: np.ndarray, base: int, entry: int, target: int) -> np.ndarray:
+    """Template rows (source in column 0, target in column `target`; -1: the entry) as states
+    from `base` on, entering at `entry`; other columns (byte ranges) as they are."""
+    out = rel.copy()
+    out[:, 0] = np.where(rel[:, 0] < 0, entry, rel[:, 0] + base)
+    out[:, target] += base
+    return out
 
 
 def _find_chars_plan(node: ir.Chars) -> tuple[tuple, tuple]:

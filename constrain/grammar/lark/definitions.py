@@ -13,7 +13,10 @@ from typing import Any
 
 from .syntax import Definition, Expr, Statements, Unread, parse
 
+
 def definitions(statements: Statements) -> dict[str, Definition]:
+    """Every definition by name: imported ones (renamed), the text's own, declared terminals,
+    then %override and %extend applied."""
     defs: dict[str, Definition] = {}
     modules: dict[tuple[str, ...], dict[str, str]] = {}  # (a module's imports are one, as in Lark:
     for path, names in statements.imports:  # what two of them use is imported once)
@@ -47,7 +50,7 @@ def _define(defs: dict[str, Definition], d: Definition, name: str) -> None:
 def _imported(path: tuple[str, ...], names: dict[str, str]) -> dict[str, Definition]:
     """The definitions `%import path (names)` brings: the names (as their aliases) and what
     they use, renamed `path__NAME` (a `_NAME` as `_path__NAME`)."""
-    module = _moduledefinitions(path)
+    module = _module_definitions(path)
     prefix = "__".join(path)
     wanted = list(names)
     needed: list[str] = []
@@ -79,7 +82,7 @@ def _imported(path: tuple[str, ...], names: dict[str, str]) -> dict[str, Definit
 
 
 @lru_cache(maxsize=None)
-def _moduledefinitions(path: tuple[str, ...]) -> dict[str, Definition]:
+def _module_definitions(path: tuple[str, ...]) -> dict[str, Definition]:
     """One of Lark's own grammars (grammars/ in the lark package), read once per process."""
     import lark
 
@@ -167,6 +170,7 @@ def validate(defs: dict[str, Definition], statements: Statements) -> None:
 
 
 def walk(e: Any):
+    """Every sub-expression of `e` (itself first)."""
     if isinstance(e, list):
         for x in e:
             yield from walk(x)

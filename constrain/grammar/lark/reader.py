@@ -1,9 +1,9 @@
 """A Lark grammar's rules and terminals without Lark's loader (syntax.py reads the text).
 
 What Lark's loader makes of a grammar that matters to its language, built directly:
-- definitions (definitions.py), with `%import` of Lark's own grammars (common, unicode, python, lark; their
-  symbols' dependencies renamed `module__NAME` as Lark does), `%declare`, `%override`,
-  `%extend`, and the checks Lark makes (a symbol used but not defined, defined twice, a rule in
+- definitions (definitions.py), with `%import` of Lark's own grammars (common, unicode,
+  python, lark; their symbols' dependencies renamed `module__NAME` as Lark does), `%declare`,
+  `%override`, `%extend`, and the checks Lark makes (a symbol used but not defined, defined twice, a rule in
   a terminal, a recursive terminal, an empty literal, template arguments...);
 - each terminal's pattern as Lark composes it (a regex text joined from its parts, flags
   wrapped as `(?i:...)`: a lookaround in one part sees the text after it, as in Lark), with
