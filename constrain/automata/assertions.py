@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import EmptyLanguageError, LimitExceededError, UnsupportedRegexError
 from ..limits import Limits
 from . import ir
-from .algebra import difference, intersect
+from .algebra import difference, intersect, union
 from .char_graph import char_graph
 from .charset import complement
 from .dfa import DFA, determinize, minimize
@@ -225,15 +225,24 @@ class _Lowering:
             return None
         first = items[0]
         if len(items) == 1 and isinstance(first, tuple) and first[0] == "alt":  # each branch so
-            parts = []
+            plain, dfas = [], []
             for branch in first[1]:
                 if not _has_assertion(branch):
-                    parts.append(lower(branch, at_start, at_end))
+                    plain.append(lower(branch, at_start, at_end))
                     continue
                 dfa = self.language(branch, at_start, at_end, ())
                 if dfa is not None:
-                    parts.append(ir.Embedded(dfa))
-            return (self.compile(ir.alt(*parts)) if parts else None,)
+                    dfas.append(dfa)
+            if plain:  # (the plain branches in one automaton, the others joined by products:
+                dfa = self.compile(ir.alt(*plain))  # embedding built DFAs in an NFA again cost more)
+                if dfa is not None:
+                    dfas.append(dfa)
+            if not dfas:
+                return (None,)
+            found = dfas[0]
+            for dfa in dfas[1:]:
+                found = union(found, dfa, self.limits)
+            return (found,)
         if at_start and at_end and isinstance(first, Look) and first.kind in ("=", "!"):
             rest = self.language(("seq", items[1:]), True, True, ())
             if rest is None:

@@ -114,6 +114,20 @@ def _split_same_length(lo: int, hi: int, out: list[tuple[tuple[int, int], ...]])
     out.append(tuple((a[k], b[k]) for k in range(n)))
 
 
+@lru_cache(maxsize=1024)
+def lead_bytes(ranges: Ranges) -> frozenset[int]:
+    """The first bytes of the UTF-8 encodings of `ranges` (normalized): a lead byte grows with
+    the code point within each encoding length, so each range's are one run per length (a
+    Lark grammar asks this of every terminal; keywords share their first letters)."""
+    out: set[int] = set()
+    for lo, hi in ranges:
+        for b_lo, b_hi in _UTF8_BOUNDS:
+            s, e = max(lo, b_lo), min(hi, b_hi)
+            if s <= e:
+                out.update(range(_encode(s)[0], _encode(e)[0] + 1))
+    return frozenset(out)
+
+
 def utf8_sequences(ranges: Sequence[tuple[int, int]]) -> list[tuple[tuple[int, int], ...]]:
     """Byte-range sequences whose union is exactly the UTF-8 encodings of `ranges`."""
     out: list[tuple[tuple[int, int], ...]] = []

@@ -45,17 +45,18 @@ def start(n_joint):
 
 
 @numba.njit(cache=True, nogil=True)
-def expand(ta, tb, rep_a, rep_b, keep_b_dead, pairs, rows, slots, k, cnt, k_stop, max_states):
+def expand(ta, tb, rep_a, rep_b, keep_a_dead, keep_b_dead, pairs, rows, slots, k, cnt, k_stop, max_states):
     """Fill rows k.. until every state is expanded (DONE), row `k_stop` is reached (PAUSED) or
     a new state would be number `max_states` (TOO_MANY). State 0 is the pair (0, 0); a pair
-    (a, -1) means `b` is dead (difference only). Returns (pairs, rows, slots, k, cnt, status)."""
+    (a, -1) means `b` is dead (kept with `keep_b_dead`: difference, union), (-1, b) that `a`
+    is (kept with `keep_a_dead`: union). Returns (pairs, rows, slots, k, cnt, status)."""
     n_joint = rep_a.shape[0]
     nb1 = tb.shape[0] + 1
     if cnt == 0:
         pairs[0, 0] = 0
         pairs[0, 1] = 0
-        h = _slot(slots, 1, slots.shape[0] - 1)  # key of the pair (0, 0)
-        slots[h, 0] = 1
+        h = _slot(slots, nb1 + 1, slots.shape[0] - 1)  # key of the pair (0, 0)
+        slots[h, 0] = nb1 + 1
         slots[h, 1] = 0
         cnt = 1
     while k < cnt:
@@ -74,11 +75,11 @@ def expand(ta, tb, rep_a, rep_b, keep_b_dead, pairs, rows, slots, k, cnt, k_stop
         qb = pairs[k, 1]
         mask = slots.shape[0] - 1
         for j in range(n_joint):
-            na = ta[qa, rep_a[j]]
+            na = ta[qa, rep_a[j]] if qa >= 0 else -1
             nb = tb[qb, rep_b[j]] if qb >= 0 else -1
-            if na < 0 or (nb < 0 and not keep_b_dead):
+            if (na < 0 and (nb < 0 or not keep_a_dead)) or (nb < 0 and not keep_b_dead):
                 continue
-            key = na * nb1 + nb + 1
+            key = (na + 1) * nb1 + nb + 1
             h = (key * 2654435761 + (key >> 17)) & mask  # _slot, written out (see subset.expand)
             while slots[h, 0] >= 0 and slots[h, 0] != key:
                 h = (h + 1) & mask

@@ -14,6 +14,7 @@ the edges and refuses the rest; `assertions.regex_language` lowers them to autom
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional
 
 from ..errors import UnsupportedRegexError
@@ -81,7 +82,17 @@ class _Parser(EscapeReader):
 
     def sequence(self) -> object:
         items: list[object] = []
-        while self.i < len(self.p) and self.peek() not in "|)":
+        p, n = self.p, len(self.p)
+        while self.i < n:
+            c = p[self.i]
+            if c in "|)":
+                break
+            # A plain character not followed by a quantifier (most of a keyword list, a
+            # literal): one shared leaf, without the general atom/quantifier path.
+            if c not in _SPECIAL and (self.i + 1 == n or p[self.i + 1] not in "*+?{"):
+                self.i += 1
+                items.append(_literal_leaf(ord(c), self.flags.ignore_case))
+                continue
             items.append(self.quantified())
         return ("seq", items)
 
@@ -158,10 +169,7 @@ class _Parser(EscapeReader):
         if c == "{" and self._looks_like_quantifier():
             raise self.error("nothing to repeat")
         self.i += 1
-        cp = ord(c)
-        if not self.flags.ignore_case:
-            return ir.Chars(((cp, cp),))  # already normalized: skip the general path
-        return self.chars(((cp, cp),))
+        return _literal_leaf(ord(c), self.flags.ignore_case)
 
     def _looks_like_quantifier(self) -> bool:
         save = self.i
@@ -279,6 +287,17 @@ class _Parser(EscapeReader):
         self.i += 1
         return ord(c)
 
+_SPECIAL = frozenset("\\()[]{}|.*+?^$#")  # ('#' only matters with (?x), which is refused)
+
+
+@lru_cache(maxsize=4096)
+def _literal_leaf(cp: int, ignore_case: bool) -> ir.Chars:
+    """The leaf of one literal character (with its case partners under `i`), shared."""
+    if not ignore_case:
+        return ir.Chars(((cp, cp),))  # already normalized
+    return ir.Chars(normalize(case_fold(((cp, cp),))))
+
+
 Assertion = Callable[[object], ir.Node]
 
 
@@ -310,11 +329,13 @@ def lower(node: object, at_start: bool, at_end: bool, assertion: Assertion = ref
         return ir.alt(*(lower(b, at_start, at_end, assertion) for b in node[1]))  # type: ignore[index]
     if kind == "seq":
         items = node[1]  # type: ignore[index]
-        out = []
-        for k, it in enumerate(items):
-            before_empty = all(map(is_assertion, items[:k]))
-            after_empty = all(map(is_assertion, items[k + 1 :]))
-            out.append(lower(it, at_start and before_empty, at_end and after_empty, assertion))
+        # Only assertions before item k: k <= first; only assertions after it: k >= last.
+        real = [k for k, it in enumerate(items) if not is_assertion(it)]
+        first, last = (real[0], real[-1]) if real else (len(items), -1)
+        out = [
+            it if type(it) is ir.Chars else lower(it, at_start and k <= first, at_end and k >= last, assertion)
+            for k, it in enumerate(items)
+        ]
         return ir.concat(*out) if out else ir.EMPTY
     if kind == "rep":
         _, inner, lo, hi, _pos = node  # type: ignore[misc]

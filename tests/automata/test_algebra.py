@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from constrain import GrammarError
 from constrain.automata import compile_ir, ir, regex_to_dfa
-from constrain.automata.algebra import difference, intersect
+from constrain.automata.algebra import difference, intersect, union
 
 PAIRS = [
     (r"[a-z]{0,8}", r"(ab|c)*"),
@@ -43,6 +43,7 @@ def test_product_membership(pa, pb, data):
         assert _in(difference(a, b), s) == (in_a and not in_b)
     except GrammarError:  # empty difference
         assert not (in_a and not in_b)
+    assert _in(union(a, b), s) == (in_a or in_b)
 
 
 def test_keys_other_than_the_named_ones():
@@ -86,30 +87,51 @@ def test_bounded_repeat_counts_characters(lo, hi, s):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(PAIRS + [(r"[a-c]*", r"a*b?"), (r"(ab|ba)*", r"[ab]{0,4}")]), st.booleans())
-def test_product_matches_a_naive_product(forms, pair, keep_b_dead):
-    """The numba product equals a product over single bytes built with dicts of pairs."""
+@given(st.sampled_from(PAIRS + [(r"[a-c]*", r"a*b?"), (r"(ab|ba)*", r"[ab]{0,4}")]), st.sampled_from(["and", "minus", "or"]))
+def test_product_matches_a_naive_product(forms, pair, op_name):
+    """The numba product equals a product over single bytes built with dicts of pairs (-1: a
+    side that died, kept where the operation still needs the pair)."""
     minimal_form, dfa_form = forms
     a, b = regex_to_dfa(pair[0]), regex_to_dfa(pair[1])
     ta, tb = a.table[:, a.byte_classes].tolist(), b.table[:, b.byte_classes].tolist()
+    keep_a_dead, keep_b_dead = op_name == "or", op_name != "and"
     index = {(0, 0): 0}
     order = [(0, 0)]
     rows = []
     for qa, qb in order:
         row = []
         for byte in range(256):
-            na, nb = ta[qa][byte], tb[qb][byte] if qb >= 0 else -1
-            if na < 0 or (nb < 0 and not keep_b_dead):
+            na, nb = ta[qa][byte] if qa >= 0 else -1, tb[qb][byte] if qb >= 0 else -1
+            if (na < 0 and (nb < 0 or not keep_a_dead)) or (nb < 0 and not keep_b_dead):
                 row.append(-1)
                 continue
             row.append(index.setdefault((na, nb), len(order)))
             if row[-1] == len(order):
                 order.append((na, nb))
         rows.append(row)
-    acc = [bool(a.accepting[qa]) and (qb >= 0 and bool(b.accepting[qb])) != keep_b_dead for qa, qb in order]
+    in_a = [qa >= 0 and bool(a.accepting[qa]) for qa, _ in order]
+    in_b = [qb >= 0 and bool(b.accepting[qb]) for _, qb in order]
+    rule = {"and": lambda x, y: x and y, "minus": lambda x, y: x and not y, "or": lambda x, y: x or y}[op_name]
+    acc = [rule(x, y) for x, y in zip(in_a, in_b)]
     expected = minimal_form(rows, acc)
-    op = difference if keep_b_dead else intersect
+    op = {"and": intersect, "minus": difference, "or": union}[op_name]
     try:
         assert dfa_form(op(a, b)) == expected
     except GrammarError:
         assert expected == ((), ())
+
+
+def test_union_is_minimal_and_equals_the_regex_alternation():
+    for pa, pb in PAIRS:
+        u = union(regex_to_dfa(pa), regex_to_dfa(pb))
+        alt = regex_to_dfa(f"(?:{pa})|(?:{pb})")
+        assert u.n_states == alt.n_states  # (both minimal: equal languages, equal sizes)
+        assert difference_is_empty(u, alt) and difference_is_empty(alt, u)
+
+
+def difference_is_empty(a, b) -> bool:
+    try:
+        difference(a, b)
+    except GrammarError:
+        return True
+    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constrain.automata.charset import complement, contains, normalize, utf8_sequences
+from constrain.automata.charset import complement, contains, lead_bytes, normalize, utf8_sequences
 
 scalar = st.integers(0, 0x10FFFF).filter(lambda c: not 0xD800 <= c <= 0xDFFF)
 ranges = st.lists(st.tuples(scalar, scalar).map(lambda t: (min(t), max(t))), min_size=1, max_size=4)
@@ -39,3 +39,15 @@ def test_complement_partitions_the_scalars(rs):
     comp = complement(norm)
     for cp in (0, 0x7F, 0x80, 0xFFFF, 0x10000, 0x10FFFF) + tuple(c for r in norm for c in r):
         assert contains(norm, cp) != contains(comp, cp)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ranges)
+def test_lead_bytes_are_the_first_bytes_of_the_sequences(rs):
+    norm = normalize(rs)
+    expected = {b for seq in utf8_sequences(norm) for b in range(seq[0][0], seq[0][1] + 1)}
+    assert lead_bytes(norm) == expected
+    # (a brute-force check at the range edges, independent of the splitting)
+    for lo, hi in norm:
+        for cp in (lo, hi):
+            assert chr(cp).encode("utf-8")[0] in lead_bytes(norm)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...automata import compile_ir, ir
 from ...automata.assertions import regex_automaton
-from ...automata.charset import case_fold, normalize, utf8_sequences
+from ...automata.charset import case_fold, lead_bytes, normalize
 from ...automata.dfa import DFA, minimize
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
@@ -58,7 +58,7 @@ def first_bytes(terminal: Terminal) -> set[int]:
     if terminal.automaton is None and not isinstance(terminal.node, ir.Embedded):
         chars = _first_chars(terminal.node)
         if chars is not None:
-            return {b for seq in utf8_sequences(normalize(chars)) for b in range(seq[0][0], seq[0][1] + 1)}
+            return set(lead_bytes(normalize(chars)))
     dfa = terminal.dfa
     return set(np.flatnonzero(dfa.table[0, dfa.byte_classes] >= 0).tolist())
 
@@ -117,7 +117,7 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     try:  # ((?u): \d \w \s as Python's re reads them in Lark, Unicode; regex_escapes.py)
         found = regex_automaton("(?u)" + regex, limits)
         if isinstance(found, DFA):  # (assertions: the exact automaton, already built)
-            language, dfa = None, minimize(found.byte_classes, found.table, found.accepting)
+            language, dfa = None, found if found.minimal else minimize(found.byte_classes, found.table, found.accepting)
         else:
             language, dfa = found, compile_ir(found, limits)
     except UnsupportedRegexError as exc:
