@@ -169,19 +169,22 @@ def validate(defs: dict[str, Definition], statements: Statements) -> None:
                 raise Unread(f"ignored {x[1]} not defined")
 
 
-def walk(e: Any):
-    """Every sub-expression of `e` (itself first)."""
-    if isinstance(e, list):
-        for x in e:
-            yield from walk(x)
-        return
-    yield e
-    kind = e[0]
-    if kind == "alt":
-        for s in e[1]:
-            yield from walk(s)
-    elif kind in ("rep", "maybe", "alias"):
-        yield from walk(e[1])
-    elif kind == "tmpl":
-        for a in e[2]:
-            yield from walk(a)
+def walk(e: Any) -> list:
+    """Every sub-expression of `e`, each before its parts, in order (a list built with a stack:
+    recursive generators cost ~0.4 ms of reading SQL's grammar)."""
+    out = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, list):
+            stack.extend(reversed(x))
+            continue
+        out.append(x)
+        kind = x[0]
+        if kind == "alt":
+            stack.extend(reversed(x[1]))
+        elif kind in ("rep", "maybe", "alias"):
+            stack.append(x[1])
+        elif kind == "tmpl":
+            stack.extend(reversed(x[2]))
+    return out
