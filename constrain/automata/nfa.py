@@ -124,6 +124,15 @@ class _Builder:
             return e
         if isinstance(node, ir.Repeat):
             cur = s
+            if node.max is None and node.min and _loops_back(node):
+                # x+ as one copy of x whose exit leads back to its entry (not x x*: two copies)
+                for _ in range(node.min - 1):
+                    cur = self.frag(node.item, cur)
+                b = self.new()
+                self.eps(cur, b)
+                x = self.frag(node.item, b)
+                self.eps(x, b)
+                return x
             for _ in range(node.min):
                 cur = self.frag(node.item, cur)
             if node.max is None:
@@ -259,6 +268,12 @@ def _star_parts(node: ir.Repeat) -> tuple[tuple, tuple]:
     return ir.fact(node, "_star_parts", _find_star_parts)
 
 
+def _loops_back(node: ir.Repeat) -> bool:
+    """Is `node` (unbounded, at least once) built as one copy with a way back? Where its item
+    has no one-byte part a self-loop would read (`[ \t]+` keeps its self-loop state)."""
+    return not _star_parts(node)[0]
+
+
 def _find_star_parts(node: ir.Repeat) -> tuple[tuple, tuple]:
     steps: list[tuple[int, int]] = []
     others: list[ir.Node] = []
@@ -345,6 +360,8 @@ def _count(n: ir.Node) -> int:
     if isinstance(n, ir.Repeat):
         item = _size(n.item)
         if n.max is None:
+            if n.min and _loops_back(n):
+                return n.min * item + 1
             return n.min * item + 1 + sum(map(_size, _star_parts(n)[1]))  # type: ignore[arg-type]
         return n.min * item + 1 + (n.max - n.min) * (1 + item)
     if isinstance(n, ir.RuleRef):

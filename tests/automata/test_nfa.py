@@ -68,3 +68,22 @@ PATTERNS = [
 def test_runs_of_one_byte_sets_match_like_re(pattern, text):
     dfa = compile_ir(regex_language(pattern))
     assert dfa.accepts(text.encode()) == (re.fullmatch(pattern, text) is not None)
+
+
+LOOPS = [r"(?:ab|c)+d", r"(?:a(?:bc)+)+", r"(?:x?y)+z?", r"(?:a*b?)+c", r"(?:ab){2,}", r"(?:é|xy)+", r"(?:(?:ab)+|c)*"]
+
+
+@pytest.mark.parametrize("pattern", LOOPS)
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet="abcdxyzé", max_size=9))
+def test_plus_loops_back_over_one_copy_and_matches_like_re(pattern, text):
+    """`x+` with no one-byte part is one copy of x with a way back (not x x*): same language."""
+    dfa = compile_ir(regex_language(pattern))
+    assert dfa.accepts(text.encode()) == (re.fullmatch(pattern, text) is not None)
+
+
+def test_plus_holds_its_item_once():
+    item = regex_language(r"(?:abc|de)")
+    plus = regex_language(r"(?:abc|de)+")
+    assert nfa_states(plus) < 2 * nfa_states(item)
+    assert build_nfa(plus, 10**6).n_states == nfa_states(plus)

@@ -11,7 +11,8 @@ from constrain import UnsupportedGrammarError
 from constrain.automata import ir
 from constrain.automata.rules import compile_rules
 from constrain.automata.stack_semantics import StackSemantics
-from constrain.grammar.lark.left_recursion import Star, to_ir, without_left_recursion
+from constrain.grammar.lark.left_recursion import Plus, Star, _plus_rule, _with_plus, to_ir, without_left_recursion
+from constrain.grammar.lark.translate import lark_rules
 
 # direct, indirect (a -> b -> a) and through a unit cycle (c -> d -> c)
 GRAMMAR = {
@@ -99,3 +100,45 @@ def llama3_compiler(llama3):
     from constrain import Compiler
 
     return Compiler(llama3)
+
+
+def test_a_star_after_a_copy_of_its_expansion_is_a_plus():
+    star = Star((("sep", "x"),))
+    assert _with_plus(("a", "sep", "x", star, "b")) == ("a", Plus(star.expansions), "b")
+    assert _with_plus(("a", "x", star)) == ("a", "x", star)  # (no copy before it: as it was)
+    two = Star((("x", "y"), ("x",)))
+    assert _plus_rule([("x", "y", two), ("x", two)]) == [(Plus(two.expansions),)]
+    assert _plus_rule([("x", "y", two), ("z", two)]) == []
+
+    def lower(symbol: str) -> ir.Node:
+        return ir.literal(symbol)
+
+    node = to_ir([("t", Star((("t",),)))], lower)
+    assert node == ir.Repeat(ir.literal("t"), 1, None)
+
+
+REPEATS = """
+start: item+ ("," pair)* tail*
+item: "a" "b"?
+pair: "x" | "y" "z"
+tail: "t" | "u" "v"?
+"""
+REPEATS_SEM = None
+REPEATS_PARSER = lark.Lark(REPEATS, parser="earley")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="abxyz,tuv", max_size=10))
+def test_repeats_written_as_plus_keep_lark_s_language(text):
+    global REPEATS_SEM
+    if REPEATS_SEM is None:
+        lowered = lark_rules(REPEATS, "start")
+        REPEATS_SEM = StackSemantics(compile_rules(lowered.rules, lowered.start, greedy=lowered.greedy))
+    state = REPEATS_SEM.advance(REPEATS_SEM.initial(), text.encode())
+    ours = state is not None and REPEATS_SEM.is_complete(state)
+    try:
+        REPEATS_PARSER.parse(text)
+        theirs = True
+    except lark.exceptions.LarkError:
+        theirs = False
+    assert ours == theirs, text

@@ -19,7 +19,7 @@ from ...automata import ir
 from ...automata.nfa import nfa_states
 from ...automata.rule_facts import callees, replaced_calls
 
-INLINE_NFA_STATES = 400  # a rule used in several places
+INLINE_NFA_STATES = 800  # a rule used in several places
 INLINE_ONCE_NFA_STATES = 20_000  # a rule used once
 MAX_INLINED_NFA_STATES = 50_000  # a rule with what is inlined into it
 

@@ -28,6 +28,14 @@ class Star:
     expansions: tuple[tuple, ...]
 
 
+@dataclass(frozen=True)
+class Plus:
+    """One or more of its expansions, one after another: only in to_ir's input (a Star that
+    follows a copy of its own single expansion, as `x+` comes out of `H: x | H x`)."""
+
+    expansions: tuple[tuple, ...]
+
+
 Item = Union[str, Star]
 Rules = dict[str, list[tuple]]
 
@@ -86,7 +94,43 @@ def to_ir(expansions: list[tuple], lower: Callable[[str], ir.Node]) -> ir.Node:
     written once (factor.py: Lark writes each optional part as a copy of the whole rule)."""
     if not expansions:
         return ir.NOTHING
-    return factored(expansions, lambda x: ir.repeat(to_ir(list(x.expansions), lower), 0, None) if isinstance(x, Star) else lower(x))
+
+    def item(x) -> ir.Node:
+        if isinstance(x, Star):
+            return ir.repeat(to_ir(list(x.expansions), lower), 0, None)
+        if isinstance(x, Plus):
+            return ir.repeat(to_ir(list(x.expansions), lower), 1, None)
+        return lower(x)
+
+    return factored(_plus_rule(expansions) or [_with_plus(e) for e in expansions], item)
+
+
+def _plus_rule(expansions: list[tuple]) -> list[tuple]:
+    """`x1 S | x2 S` with S = (x1 | x2)*: `(x1 | x2)+` (an optional part in x+ makes such a
+    rule: Lark's helper has an alternative per choice); [] where the rule is not so."""
+    last = expansions[0][-1] if expansions[0] else None
+    if not isinstance(last, Star) or len(expansions) != len(last.expansions) or len(expansions) < 2:
+        return []
+    if any(not e or e[-1] != last for e in expansions) or {e[:-1] for e in expansions} != set(last.expansions):
+        return []
+    return [(Plus(last.expansions),)]
+
+
+def _with_plus(expansion: tuple) -> tuple:
+    """`x (x)*` written `(x)+`: the automaton then holds x once, not twice (every `x+` and
+    `x*` of a Lark rule is such a pair after left recursion goes; SQL's select clause held its
+    result column, its joins and its CASE arms twice)."""
+    out: list = []
+    for x in expansion:
+        if isinstance(x, Star) and len(x.expansions) == 1:
+            (tail,) = x.expansions
+            n = len(tail)
+            if n and len(out) >= n and tuple(out[-n:]) == tail:
+                del out[-n:]
+                out.append(Plus(x.expansions))
+                continue
+        out.append(x)
+    return tuple(out)
 
 
 def _substituted(expansions: list[tuple], lead: str, its: list[tuple]) -> list[tuple]:
