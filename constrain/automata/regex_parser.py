@@ -287,6 +287,7 @@ class _Parser(EscapeReader):
         self.i += 1
         return ord(c)
 
+
 _SPECIAL = frozenset("\\()[]{}|.*+?^$#")  # ('#' only matters with (?x), which is refused)
 
 
