@@ -39,6 +39,7 @@ from .follow import IF_FOLLOWS
 from .items import EMPTY, ROOT, Items
 from .pushdown_summary import PushdownSummaries
 from .row_bits import nonzero_words
+from .walk import readable_subtrees_within
 
 if TYPE_CHECKING:
     from .stack_index import StackTokenAutomaton
@@ -83,6 +84,7 @@ class FrameSummaries:
         self._narrow: dict[tuple[int, int, int], int] = {}
         self._small_memo: dict[tuple[int, int, int], bool] = {}
         self._reach: dict[tuple[int, int], np.ndarray] = {}
+        self._closures: dict[tuple[int, int], Optional[tuple[np.ndarray, bool]]] = {}
         rules = automaton.rules
         self._greedy = rules.greedy if getattr(rules, "any_greedy", False) else None
 
@@ -231,8 +233,7 @@ class FrameSummaries:
             hit = False
             if nodes is not None and self.small_item >= 0:
                 trie = self.a.tries[tid]
-                read = nodes[self._reachable(rep, q)[trie.byte[nodes]]]
-                hit = int((trie.end[read] - read).sum()) + nodes.size // 8 <= self.small_item
+                hit = readable_subtrees_within(nodes, trie.byte, trie.end, self._reachable(rep, q), self.small_item)
             self._small_memo[key] = hit
         return hit
 
@@ -247,6 +248,36 @@ class FrameSummaries:
             for k, _ in self.a.rules.rule(rep).calls[q]:
                 hit |= self._reachable(self.a.rules.same[k], 0)
         return hit
+
+    def _closure_reads(self, rep: int, q: int) -> Optional[tuple[np.ndarray, bool]]:
+        """(bool per byte: what any stack of the frame's closure can read first, that is rule
+        class `rep` in state q, its callees from their starts, and `rep` again after a callee
+        that can return before reading; whether the frame itself can return before reading),
+        or None where a cycle of such returns makes it unknown (then the walk decides)."""
+        key = (rep, q)
+        if key in self._closures:
+            return self._closures[key]
+        self._closures[key] = None  # (met again before it is known: a cycle, unknown)
+        a = self.a
+        rule = a.rules.rule(rep)
+        reads = a.reads(rep, q).copy()
+        pops = bool(rule.dfa.accepting[q])
+        out: Optional[tuple[np.ndarray, bool]] = None
+        for k, t in rule.calls[q]:
+            callee = self._closure_reads(a.rules.same[k], 0)
+            if callee is None:
+                break
+            reads |= callee[0]
+            if callee[1]:  # (the callee can return at once: the frame reads on from t)
+                after = self._closure_reads(rep, t)
+                if after is None:
+                    break
+                reads |= after[0]
+                pops = pops or after[1]
+        else:
+            out = (reads, pops)
+        self._closures[key] = out
+        return out
 
     def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
         """Bool per byte: what rule class `rep` can read first in state q, its callees' starts
@@ -305,11 +336,16 @@ class FrameSummaries:
         return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
 
     def _walked(self, key: tuple[int, int, int], deadline: float) -> Summary:
-        """The summary of a frame at a small node item (see _small): one pushdown walk, kept."""
+        """The summary of a frame at a small node item (see _small): one pushdown walk, kept.
+        Where nothing in the frame's closure reads any of the nodes' bytes, no walk: it reads
+        nothing and pops at every node or at none (a third of SQL's first walks)."""
         hit = self._memo.get(key)
         if hit is None:
             rep, q, item = key
             tid, nodes, _ = self.items.get(item)
+            closure = self._closure_reads(rep, q)
+            if closure is not None and not closure[0][self.a.tries[tid].byte[nodes]].any():
+                return self._memo.setdefault(key, Summary((), (item,) if closure[1] else ()))
             words, pops = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
             popped = () if pops is None else (self.items.nodes(tid, pops),)
             idx = nonzero_words(words)

@@ -20,6 +20,7 @@ from ..errors import GrammarError, LimitExceededError
 from .pushdown_tables import PushdownTables
 from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
 from .trie import TokenTrie
+from .walk import readable_subtrees_within
 
 WORK = 1 << 22  # stack steps a walk makes before the clock is read (then 4x more)
 CAPS = (4096, 65536, 4096, 16384)  # first buffers: cells, per-path stacks, pops, closures
@@ -82,9 +83,9 @@ _warm_lock = threading.Lock()
 
 
 def warm_up() -> None:
-    """Compile the walk (or load it from numba's cache) once per process, on a one-token trie
-    with the argument types of real calls: outside any mask's clock (a first compile takes
-    seconds on a small machine)."""
+    """Compile the walk and frame_summaries' size check (or load them from numba's cache) once
+    per process, on a one-token trie with the argument types of real calls: outside any mask's
+    clock (a first compile takes seconds on a small machine)."""
     if _warm[0]:
         return
     with _warm_lock:
@@ -100,4 +101,5 @@ def warm_up() -> None:
             np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
             np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
         )
+        readable_subtrees_within(one, trie.byte, trie.end, np.ones(256, dtype=np.bool_), 16)
         _warm[0] = True

@@ -94,3 +94,18 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
             if n_b > b_nodes.shape[0]:
                 return n_b, visited
     return n_b, visited
+
+
+@numba.njit(cache=True, nogil=True)
+def readable_subtrees_within(nodes, byte, end, reads, limit):
+    """Do the subtrees of the nodes whose byte `reads` (bool per byte) admits hold at most
+    `limit` trie nodes, with an eighth of len(nodes) added for the starts? Stops counting
+    once past `limit` (a frame's item holds up to tens of thousands of nodes)."""
+    total = nodes.shape[0] // 8
+    for k in range(nodes.shape[0]):
+        n = nodes[k]
+        if reads[byte[n]]:
+            total += end[n] - n
+            if total > limit:
+                return False
+    return total <= limit

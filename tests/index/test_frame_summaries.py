@@ -115,3 +115,42 @@ def test_unread_nodes_are_the_boundaries_a_walk_records(source, sql, llama3):
             assert all(s == q for s in b_states.tolist())
             checked += 1
     assert checked > 10
+
+
+NULLABLE_CALLEES = r"""
+start: "x" opt "y" opt tail
+opt: ("[" opt "]")?
+tail: "z" | "(" start ")"
+"""
+
+
+@pytest.mark.parametrize("source", ["sql", "nullable"])
+def test_frames_whose_closure_reads_no_byte_of_an_item_pop_as_a_walk_finds(source, sql, llama3):
+    """The walk-free summary (nothing in the frame's closure reads any node's byte: it reads
+    nothing and pops at every node, or at none) is the pushdown walk's own, callees that can
+    return at once (`opt`) included."""
+    g = sql if source == "sql" else Compiler(llama3).compile_lark(NULLABLE_CALLEES)
+    a = g.automaton
+    a.rules.build_near_start(10**9)
+    fs = a.summaries
+    trie = a.tries[0]
+    rules = a.rules
+    checked = nullable_calls = 0
+    for r in range(rules.n_rules):
+        if rules.same[r] != r or not rules.built(r):
+            continue
+        for q in range(rules.rule(r).dfa.n_states):
+            closure = fs._closure_reads(r, q)
+            if closure is None:
+                continue
+            nullable_calls += any(fs._closure_reads(rules.same[k], 0)[1] for k, _ in rules.rule(r).calls[q])
+            nodes = np.array([n for n in range(1, 3000) if not closure[0][trie.byte[n]]][:200], dtype=np.int32)
+            if not nodes.size:
+                continue
+            words, pops = fs.pushdown.read(r, q, trie, nodes, float("inf"))
+            assert not words.any(), (rules.names[r], q)
+            assert (pops is not None and np.array_equal(pops, nodes)) == closure[1], (rules.names[r], q)
+            assert pops is None or np.array_equal(pops, nodes), (rules.names[r], q)
+            checked += 1
+    assert checked > 5
+    assert source == "sql" or nullable_calls
