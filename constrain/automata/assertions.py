@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import EmptyLanguageError, LimitExceededError, UnsupportedRegexError
 from ..limits import Limits
+from ..sorted_sets import sorted_unique
 from . import ir
 from .algebra import difference, intersect, union
 from .char_graph import char_graph
@@ -141,14 +142,14 @@ def _byte(b: int) -> ir.Embedded:
 def _at_most_once(dfa: DFA, b: int) -> bool:
     """Does no string of `dfa` hold the byte `b` twice?"""
     col = dfa.table[:, dfa.byte_classes[b]]
-    frontier = np.unique(col[col >= 0])
+    frontier = sorted_unique(col[col >= 0])
     seen = np.zeros(dfa.n_states, dtype=bool)
     seen[frontier] = True
     while frontier.size:
         if (col[frontier] >= 0).any():
             return False
         nxt = dfa.table[frontier].ravel()
-        nxt = np.unique(nxt[nxt >= 0])
+        nxt = sorted_unique(nxt[nxt >= 0])
         frontier = nxt[~seen[nxt]]
         seen[frontier] = True
     return True

@@ -12,6 +12,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..sorted_sets import sorted_unique
+
 
 # A group with more nodes than this first checks a reader against its distinct bytes: a Lark
 # stack meets hundreds of readers at a name's end, most reading none of its bytes; JSON's groups
@@ -78,7 +80,7 @@ class Boundaries:
             distinct = self._distinct_bytes = {}
         hit = distinct.get(state)
         if hit is None:
-            hit = distinct[state] = np.unique(node_bytes)
+            hit = distinct[state] = sorted_unique(node_bytes)
         return hit
 
 

@@ -39,6 +39,7 @@ from .follow import IF_FOLLOWS
 from .items import EMPTY, ROOT, Items
 from .pushdown_summary import PushdownSummaries
 from .row_bits import nonzero_words
+from ..sorted_sets import sorted_unique
 from .walk import readable_subtrees_within
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ class FrameSummaries:
         if popped_root is not None and popped_root != ALL_BYTES:
             pops.append(self.items.root(popped_root))
         for tid, found in popped.items():
-            nodes = found[0] if len(found) == 1 else np.unique(np.concatenate(found))
+            nodes = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found))
             if nodes.size:
                 pops.append(self.items.nodes(tid, nodes))
         if top:

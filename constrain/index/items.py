@@ -11,6 +11,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..sorted_sets import sorted_unique
+
 ROOT = 0  # the item "the whole trie": a frame reading from a token's first byte
 EMPTY = -1  # no item: no node left to read from
 
@@ -36,7 +38,7 @@ class Items:
         boundaries twice: repeated nodes would be walked twice, and each walk from them repeats
         its own boundaries again (lua.lark: 1,310 nodes, then 37,082, then 10^6, 10^8...)."""
         if nodes.size > 1 and not (nodes[1:] > nodes[:-1]).all():
-            nodes = np.unique(nodes)
+            nodes = sorted_unique(nodes)
         return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
 
     def _intern(self, key: tuple, value: tuple) -> int:

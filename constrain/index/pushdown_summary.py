@@ -19,6 +19,7 @@ from ..automata.rules import RuleSet
 from ..errors import GrammarError, LimitExceededError
 from .pushdown_tables import PushdownTables
 from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
+from ..sorted_sets import sorted_unique
 from .trie import TokenTrie
 from .walk import readable_subtrees_within
 
@@ -75,7 +76,7 @@ class PushdownSummaries:
                 raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
         if not n_pops:
             return words, None
-        return words, pops[:n_pops].copy() if ordered else np.unique(pops[:n_pops])
+        return words, pops[:n_pops].copy() if ordered else sorted_unique(pops[:n_pops])
 
 
 _warm = [False]
