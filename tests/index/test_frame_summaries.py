@@ -30,6 +30,14 @@ def _tokens(vocab, text: str) -> list[int]:
     return [vocab.token_id(ch) for ch in text]
 
 
+def _built_states(rules):
+    """(rule class, state) for every built rule class's every state."""
+    for r in range(rules.n_rules):
+        if rules.same[r] == r and rules.built(r):
+            for q in range(rules.rule(r).dfa.n_states):
+                yield r, q
+
+
 @pytest.mark.slow  # (its time is the Python oracle's; test_pushdown_walk covers the numba walks bounds-checked)
 def test_sql_masks_equal_the_byte_step_oracle(sql, llama3, byte_step_oracle):
     """At every character of a nested query (one stack per reading of an ambiguous prefix,
@@ -65,22 +73,19 @@ def test_narrowed_items_keep_only_the_nodes_a_reader_reads(sql):
     fs = a.summaries
     trie = a.tries[0]
     rules = a.rules
-    for r in range(rules.n_rules):
-        if rules.same[r] != r or not rules.built(r):
+    for r, q in _built_states(rules):
+        starts = fs._starts(r, q)
+        if starts is None:
             continue
-        for q in range(rules.rule(r).dfa.n_states):
-            starts = fs._starts(r, q)
-            if starts is None:
-                continue
-            nodes = np.arange(1, 400, dtype=np.int32)
-            item = fs.items.nodes(0, nodes)
-            got = fs._narrowed(r, q, item)
-            want = nodes[starts[trie.byte[nodes]]]
-            if not want.size:
-                assert got == EMPTY
-            else:
-                assert np.array_equal(fs.items.get(got)[1], want)
-            assert fs._narrowed(r, q, ROOT) == ROOT  # (the root is never narrowed)
+        nodes = np.arange(1, 400, dtype=np.int32)
+        item = fs.items.nodes(0, nodes)
+        got = fs._narrowed(r, q, item)
+        want = nodes[starts[trie.byte[nodes]]]
+        if not want.size:
+            assert got == EMPTY
+        else:
+            assert np.array_equal(fs.items.get(got)[1], want)
+        assert fs._narrowed(r, q, ROOT) == ROOT  # (the root is never narrowed)
 
 
 @pytest.mark.parametrize("source", ["sql", "json_schema"])
@@ -98,22 +103,19 @@ def test_unread_nodes_are_the_boundaries_a_walk_records(source, sql, llama3):
     trie = a.tries[0]
     rules = a.rules
     checked = 0
-    for r in range(rules.n_rules):
-        if rules.same[r] != r or not rules.built(r):
+    for r, q in _built_states(rules):
+        reads = a.reads(r, q)
+        nodes = np.array([n for n in range(1, 3000) if not reads[trie.byte[n]]][:200], dtype=np.int32)
+        if not nodes.size:
             continue
-        for q in range(rules.rule(r).dfa.n_states):
-            reads = a.reads(r, q)
-            nodes = np.array([n for n in range(1, 3000) if not reads[trie.byte[n]]][:200], dtype=np.int32)
-            if not nodes.size:
-                continue
-            words = np.zeros(trie.n_words, dtype=np.uint32)
-            b_nodes, b_states = a.walk(r, q, nodes, trie, words)
-            short = fs._unread(r, q, nodes, trie.byte[nodes])
-            got = np.concatenate([g[1] for g in short.groups]) if short.groups else nodes[:0]
-            assert not words.any()
-            assert np.array_equal(np.sort(got), np.sort(b_nodes)), (rules.names[r], q)
-            assert all(s == q for s in b_states.tolist())
-            checked += 1
+        words = np.zeros(trie.n_words, dtype=np.uint32)
+        b_nodes, b_states = a.walk(r, q, nodes, trie, words)
+        short = fs._unread(r, q, nodes, trie.byte[nodes])
+        got = np.concatenate([g[1] for g in short.groups]) if short.groups else nodes[:0]
+        assert not words.any()
+        assert np.array_equal(np.sort(got), np.sort(b_nodes)), (rules.names[r], q)
+        assert all(s == q for s in b_states.tolist())
+        checked += 1
     assert checked > 10
 
 
@@ -136,21 +138,18 @@ def test_frames_whose_closure_reads_no_byte_of_an_item_pop_as_a_walk_finds(sourc
     trie = a.tries[0]
     rules = a.rules
     checked = nullable_calls = 0
-    for r in range(rules.n_rules):
-        if rules.same[r] != r or not rules.built(r):
+    for r, q in _built_states(rules):
+        closure = fs._closure_reads(r, q)
+        if closure is None:
             continue
-        for q in range(rules.rule(r).dfa.n_states):
-            closure = fs._closure_reads(r, q)
-            if closure is None:
-                continue
-            nullable_calls += any(fs._closure_reads(rules.same[k], 0)[1] for k, _ in rules.rule(r).calls[q])
-            nodes = np.array([n for n in range(1, 3000) if not closure[0][trie.byte[n]]][:200], dtype=np.int32)
-            if not nodes.size:
-                continue
-            words, pops = fs.pushdown.read(r, q, trie, nodes, float("inf"))
-            assert not words.any(), (rules.names[r], q)
-            assert (pops is not None and np.array_equal(pops, nodes)) == closure[1], (rules.names[r], q)
-            assert pops is None or np.array_equal(pops, nodes), (rules.names[r], q)
-            checked += 1
+        nullable_calls += any(fs._closure_reads(rules.same[k], 0)[1] for k, _ in rules.rule(r).calls[q])
+        nodes = np.array([n for n in range(1, 3000) if not closure[0][trie.byte[n]]][:200], dtype=np.int32)
+        if not nodes.size:
+            continue
+        words, pops = fs.pushdown.read(r, q, trie, nodes, float("inf"))
+        assert not words.any(), (rules.names[r], q)
+        assert (pops is not None and np.array_equal(pops, nodes)) == closure[1], (rules.names[r], q)
+        assert pops is None or np.array_equal(pops, nodes), (rules.names[r], q)
+        checked += 1
     assert checked > 5
     assert source == "sql" or nullable_calls
