@@ -24,7 +24,7 @@ LARGE_GROUP = 256
 class Boundaries:
     """`groups`: (state, nodes, their bytes) per state that met boundaries. Build with `of`."""
 
-    __slots__ = ("groups", "_picked", "_key", "_distinct_bytes")
+    __slots__ = ("groups", "flat", "_picked", "_key", "_distinct_bytes")
 
     @staticmethod
     def of(nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> Boundaries:
@@ -32,20 +32,22 @@ class Boundaries:
         return Boundaries(nodes, states, node_bytes) if nodes.size else NO_BOUNDARIES
 
     def __init__(self, nodes: np.ndarray, states: np.ndarray, node_bytes: np.ndarray) -> None:
+        """`flat`: (nodes, states, bytes) ordered as the groups are, for passes over all of them."""
         if not nodes.size:
             self.groups: tuple[tuple[int, np.ndarray, np.ndarray], ...] = ()
         elif (states == states[0]).all():
             self.groups = ((int(states[0]), nodes, node_bytes),)
         else:  # by state, ascending, nodes in walk order within each (one sort, not a pass per state)
-            order = np.argsort(states, kind="stable")
-            by_state = states[order]
-            cuts = (np.flatnonzero(by_state[1:] != by_state[:-1]) + 1).tolist()
-            nodes, node_bytes = nodes[order], node_bytes[order]
+            if (states[1:] < states[:-1]).any():  # (a filtered Boundaries' flat arrays are sorted)
+                order = np.argsort(states, kind="stable")
+                nodes, states, node_bytes = nodes[order], states[order], node_bytes[order]
+            cuts = (np.flatnonzero(states[1:] != states[:-1]) + 1).tolist()
             starts = [0, *cuts]
-            ends = [*cuts, len(order)]
+            ends = [*cuts, len(states)]
             self.groups = tuple(
-                (s, nodes[i:j], node_bytes[i:j]) for s, i, j in zip(by_state[starts].tolist(), starts, ends)
+                (s, nodes[i:j], node_bytes[i:j]) for s, i, j in zip(states[starts].tolist(), starts, ends)
             )
+        self.flat = (nodes, states, node_bytes)
         self._picked: dict[tuple[int, int, int], np.ndarray] = {}
         self._key: Optional[tuple] = None
         self._distinct_bytes: Optional[dict[int, np.ndarray]] = None

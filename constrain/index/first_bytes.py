@@ -10,7 +10,7 @@ per greedy rule state) and one first-byte array per trie, kept per vocabulary.
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -28,6 +28,7 @@ class FirstBytes:
         self._node_first: dict[int, np.ndarray] = {}
         self._rows: dict[int, np.ndarray] = {}
         self._allowed: dict[int, np.ndarray] = {}
+        self._padded: Optional[np.ndarray] = None
         self._lock = threading.Lock()
 
     def allowed(self, forbidden: int) -> np.ndarray:
@@ -42,10 +43,9 @@ class FirstBytes:
         """uint32 words: the tokens whose first byte is in `forbidden`."""
         hit = self._rows.get(forbidden)
         if hit is None:
-            refused = ~np.append(self.allowed(forbidden), True)[self._token_first]  # (256: no byte)
-            n_words = (refused.size + 31) // 32
-            bits = np.packbits(np.resize(refused, n_words * 32) & (np.arange(n_words * 32) < refused.size), bitorder="little")
-            hit = bits.view(np.uint32).copy()
+            refused = np.zeros(257, dtype=np.bool_)  # (257th: no byte, and the last word's padding)
+            np.logical_not(self.allowed(forbidden), out=refused[:256])
+            hit = np.packbits(refused[self._first_padded()], bitorder="little").view(np.uint32)
             with self._lock:
                 hit = self._rows.setdefault(forbidden, hit)
         return hit
@@ -57,16 +57,21 @@ class FirstBytes:
         found = memo.get(key)
         if found is not None and found[0] is bounds:
             return found[1]
-        first = self._first_of_nodes(tid)
-        allowed = self.allowed(forbidden)
-        nodes, states, node_bytes = [], [], []
-        for q, group_nodes, group_bytes in bounds.groups:
-            keep = allowed[first[group_nodes]]
-            nodes.append(group_nodes[keep])
-            node_bytes.append(group_bytes[keep])
-            states.append(np.full(int(keep.sum()), q, dtype=np.int32))
-        hit = Boundaries.of(np.concatenate(nodes), np.concatenate(states), np.concatenate(node_bytes))
+        nodes, states, node_bytes = bounds.flat
+        keep = self.allowed(forbidden)[self._first_of_nodes(tid)[nodes]]
+        hit = Boundaries.of(nodes[keep], states[keep], node_bytes[keep])
         memo[key] = (bounds, hit)  # (holding `bounds` keeps its id from being reused)
+        return hit
+
+    def _first_padded(self) -> np.ndarray:
+        """`token_first` as indices, padded with 256 to whole words: one gather makes a row
+        (0.1 ms at 128k tokens; 0.5 ms through a resize and a mask of the padding)."""
+        hit = self._padded
+        if hit is None:
+            n = self._token_first.shape[0]
+            hit = np.full((n + 31) // 32 * 32, 256, dtype=np.intp)
+            hit[:n] = self._token_first
+            self._padded = hit
         return hit
 
     def _first_of_nodes(self, tid: int) -> np.ndarray:

@@ -25,3 +25,33 @@ def test_rows_and_boundaries_leave_out_forbidden_first_bytes(llama3):
     kept = fb.bounds_without(0, bounds, forbidden, memo)
     assert [(q, n.tolist()) for q, n, _ in kept.groups] == [(3, [int(nodes[1])])]
     assert fb.bounds_without(0, bounds, forbidden, memo) is kept
+
+
+def test_boundaries_of_many_states_keep_each_group_s_allowed_nodes(llama3):
+    """States out of order, several groups, a forbidden set of many bytes: the groups each
+    filtered on their own."""
+    index = Compiler(llama3).index
+    fb = index.first_bytes
+    trie = index.trie
+    rng = np.random.default_rng(3)
+    nodes = np.sort(rng.choice(np.arange(1, trie.n_nodes), 500, replace=False)).astype(np.int32)
+    states = rng.integers(0, 9, nodes.size).astype(np.int32)
+    bounds = Boundaries.of(nodes, states, trie.byte[nodes])
+    forbidden = sum(1 << b for b in b"abcdefghijklmnopqrstuvwxyz_0123456789")
+    kept = fb.bounds_without(0, bounds, forbidden, {})
+    first = np.array([_first_byte(trie, int(n)) for n in nodes])
+    want = {}
+    for n, q, b in zip(nodes.tolist(), states.tolist(), first.tolist()):
+        if not forbidden >> b & 1:
+            want.setdefault(q, []).append(n)
+    assert [(q, g.tolist()) for q, g, _ in kept.groups] == sorted(want.items())
+    row = fb.starting_with(forbidden)
+    bits = np.unpackbits(row.view(np.uint8), bitorder="little")
+    expected = np.array([bool(t) and bool(forbidden >> t[0] & 1) for t in llama3.token_bytes])
+    assert np.array_equal(bits[: llama3.size].astype(bool), expected) and not bits[llama3.size :].any()
+
+
+def _first_byte(trie, node: int) -> int:
+    """The byte of the depth-1 node whose subtree holds `node`."""
+    roots = trie.root[trie.root >= 0]
+    return int(trie.byte[roots[(roots <= node) & (trie.end[roots] > node)][0]])
