@@ -161,8 +161,15 @@ class FrameSummaries:
         """Read with rule `rep` from (q0, item0): walk the trie, and at each boundary met, the
         callees (yielding their summaries' keys) and the rule again where they return, until
         no (state, item) is new. Boundaries in accepting states are where the frame pops.
-        A `top`'s parts stay unmerged."""
+        A `top`'s parts stay unmerged. From the root less forbidden first bytes (a greedy
+        top's return), the summary from the whole root less what starts with those bytes: one
+        summary per frame, not one per forbidden set (SQL: `age <` made the expression chain's
+        seven from-root summaries anew for the bytes `<` reads on, = and >)."""
         a = self.a
+        _, nodes0, forbidden0 = self.items.get(item0)
+        if nodes0 is None and forbidden0 and not top:
+            whole = yield (rep, q0, ROOT)
+            return self._without_first_bytes(whole, forbidden0)
         rule = a.rules.rule(rep)
         accepting, calls = rule.dfa.accepting, rule.calls
         same = a.rules.same
@@ -222,6 +229,35 @@ class FrameSummaries:
         if top:
             return Summary(tuple(parts), tuple(pops))
         return _summary(parts, a.index.trie.n_words, tuple(pops))
+
+    def _without_first_bytes(self, whole: Summary, forbidden: int) -> Summary:
+        """`whole` (a summary from the root) less the tokens whose first byte is forbidden: its
+        parts less those tokens, its node pops less the nodes under those bytes, its root pops
+        forbidding them too."""
+        fb = self.a.index.first_bytes
+        refused = fb.starting_with(forbidden)
+        parts: list = []
+        for part in whole.parts:
+            if isinstance(part, tuple):
+                bits = part[1] & ~refused[part[0]]
+                kept = bits != 0
+                if kept.any():
+                    parts.append((part[0][kept], bits[kept]))
+            else:
+                parts.append(part & ~refused)
+        pops = []
+        for p in whole.pops:
+            tid, nodes, f = self.items.get(p)
+            if nodes is None:
+                if f | forbidden != ALL_BYTES:
+                    pops.append(self.items.root(f | forbidden))
+                continue
+            kept = fb.nodes_allowed(tid, nodes, forbidden)
+            if kept.all():
+                pops.append(p)
+            elif kept.any():
+                pops.append(self.items.nodes(tid, nodes[kept]))
+        return _summary(parts, self.a.index.trie.n_words, tuple(pops))
 
     def _small(self, rep: int, q: int, item: int) -> bool:
         """Is (rep, q) at `item` one pushdown walk: do the subtrees of the item's nodes that the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from constrain import Compiler
+from constrain.index import first_bytes
 from constrain.index.boundaries import Boundaries
 
 
@@ -55,3 +56,19 @@ def _first_byte(trie, node: int) -> int:
     """The byte of the depth-1 node whose subtree holds `node`."""
     roots = trie.root[trie.root >= 0]
     return int(trie.byte[roots[(roots <= node) & (trie.end[roots] > node)][0]])
+
+
+def test_rows_of_few_bytes_and_of_many_agree(llama3, monkeypatch):
+    """A few forbidden bytes are OR-ed from per-byte rows, many gathered at once: the same rows
+    (special tokens, whose first byte is their virtual spelling's, included)."""
+    index = Compiler(llama3).index
+    few = index.first_bytes
+    monkeypatch.setattr(first_bytes, "FEW_BYTES", -1)
+    gathered = first_bytes.FirstBytes(few._token_first, (index.trie, *(sl.rest for sl in index.slices)))
+    for text in (b"=", b"=>", b"<>=!", b"\x00\xff", b"abcdefgh", b" \xf5\xf6\xf7\xf8"):
+        forbidden = sum(1 << b for b in text)
+        monkeypatch.setattr(first_bytes, "FEW_BYTES", 8)
+        row = few.starting_with(forbidden)
+        monkeypatch.setattr(first_bytes, "FEW_BYTES", -1)
+        assert np.array_equal(row, gathered.starting_with(forbidden)), text
+    assert len(few._byte_rows) > 10 and not gathered._byte_rows

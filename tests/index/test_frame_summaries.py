@@ -153,3 +153,18 @@ def test_frames_whose_closure_reads_no_byte_of_an_item_pop_as_a_walk_finds(sourc
         checked += 1
     assert checked > 5
     assert source == "sql" or nullable_calls
+
+
+def test_masks_after_greedy_returns_equal_the_byte_step_oracle(llama3, byte_step_oracle):
+    """After a terminal that could read on (`<` before `=` or `>`, a name, a number), the frames
+    below read from the root less those bytes: their summaries are the whole root's, less what
+    starts with a forbidden byte (_without_first_bytes), here met both before and after the
+    whole-root summaries exist."""
+    sql = Compiler(llama3).compile_lark(grammars.load("sql"))
+    runs = Compiler(llama3).compile_lark('start: A B ";" A B\nA: /a+/\nB: "ab" | "c" | "(" A ")"\n')
+    for g, text in [(sql, "SELECT a FROM t WHERE a <"), (sql, "SELECT a FROM t WHERE b <"),
+                    (sql, "SELECT x FROM t WHERE a < b AND c >= 12"), (runs, "a"), (runs, "aac;a"), (runs, "a(a")]:
+        m = Matcher(g)
+        ids = _tokens(llama3, text)
+        assert m.accept_tokens(ids) == len(ids)
+        assert np.array_equal(_ours(m, llama3), byte_step_oracle(g, m._history[-1], llama3)), text
