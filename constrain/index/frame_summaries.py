@@ -374,16 +374,25 @@ class FrameSummaries:
 
     def _walked(self, key: tuple[int, int, int], deadline: float) -> Summary:
         """The summary of a frame at a small node item (see _small): one pushdown walk, kept.
-        Where nothing in the frame's closure reads any of the nodes' bytes, no walk: it reads
-        nothing and pops at every node or at none (a third of SQL's first walks)."""
+        A node whose byte nothing in the frame's closure reads is not walked: the frame reads
+        nothing there and pops there or not (a third of SQL's first walks read no node; most
+        nodes of $start's items, at every pop of a statement, are such)."""
         hit = self._memo.get(key)
         if hit is None:
             rep, q, item = key
             tid, nodes, _ = self.items.get(item)
             closure = self._closure_reads(rep, q)
-            if closure is not None and not closure[0][self.a.tries[tid].byte[nodes]].any():
-                return self._memo.setdefault(key, Summary((), (item,) if closure[1] else ()))
+            unread = None
+            if closure is not None:
+                read = closure[0][self.a.tries[tid].byte[nodes]]
+                if not read.any():
+                    return self._memo.setdefault(key, Summary((), (item,) if closure[1] else ()))
+                if not read.all():
+                    unread = nodes[~read] if closure[1] else None
+                    nodes = nodes[read]
             words, pops = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
+            if unread is not None:
+                pops = unread if pops is None else sorted_unique(np.concatenate((pops, unread)))
             popped = () if pops is None else (self.items.nodes(tid, pops),)
             idx = nonzero_words(words)
             if not idx.size:

@@ -155,6 +155,32 @@ def test_frames_whose_closure_reads_no_byte_of_an_item_pop_as_a_walk_finds(sourc
     assert source == "sql" or nullable_calls
 
 
+@pytest.mark.parametrize("source", ["sql", "nullable"])
+def test_items_whose_closure_reads_some_nodes_walk_those_only(source, sql, llama3):
+    """A frame at nodes some of which its closure reads walks those alone and pops at the rest
+    where it can pop: the summary a walk from every node gives."""
+    g = sql if source == "sql" else Compiler(llama3).compile_lark(NULLABLE_CALLEES)
+    a = g.automaton
+    a.rules.build_near_start(10**9)
+    fs = a.summaries
+    trie = a.tries[0]
+    mixed = 0
+    for r, q in _built_states(a.rules):
+        closure = fs._closure_reads(r, q)
+        nodes = np.arange(1, 2500, 7, dtype=np.int32)
+        if closure is None or closure[0][trie.byte[nodes]].all():
+            continue
+        mixed += bool(closure[0][trie.byte[nodes]].any())
+        summary = fs._walked((r, q, fs.items.nodes(0, nodes)), float("inf"))
+        words, pops = fs.pushdown.read(r, q, trie, nodes, float("inf"))
+        got = np.zeros(trie.n_words, dtype=np.uint32)
+        summary.or_into(got)
+        assert np.array_equal(got, words), (a.rules.names[r], q)
+        got_pops = [fs.items.get(p)[1].tolist() for p in summary.pops]
+        assert got_pops == ([] if pops is None else [pops.tolist()]), (a.rules.names[r], q)
+    assert mixed > 3
+
+
 def test_masks_after_greedy_returns_equal_the_byte_step_oracle(llama3, byte_step_oracle):
     """After a terminal that could read on (`<` before `=` or `>`, a name, a number), the frames
     below read from the root less those bytes: their summaries are the whole root's, less what
