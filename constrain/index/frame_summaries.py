@@ -34,12 +34,12 @@ import numpy as np
 
 from ..automata.stack_semantics import ALL_BYTES
 from ..errors import GrammarError, LimitExceededError
+from ..sorted_sets import sorted_unique
 from .boundaries import Boundaries
 from .follow import IF_FOLLOWS
 from .items import EMPTY, ROOT, Items
 from .pushdown_summary import PushdownSummaries
 from .row_bits import nonzero_words
-from ..sorted_sets import sorted_unique
 from .walk import readable_subtrees_within
 
 if TYPE_CHECKING:
