@@ -256,7 +256,7 @@ class FrameSummaries:
             if kept.all():
                 pops.append(p)
             elif kept.any():
-                pops.append(self.items.nodes(tid, nodes[kept]))
+                pops.append(self.items.nodes(tid, nodes[kept], ascending=True))
         return _summary(parts, self.a.index.trie.n_words, tuple(pops))
 
     def _small(self, rep: int, q: int, item: int) -> bool:
@@ -351,7 +351,10 @@ class FrameSummaries:
                 hit = item
             else:
                 kept = nodes[starts[self.a.tries[tid].byte[nodes]]]
-                hit = item if kept.size == nodes.size else self.items.nodes(tid, kept) if kept.size else EMPTY
+                if kept.size == nodes.size:
+                    hit = item
+                else:
+                    hit = self.items.nodes(tid, kept, ascending=True) if kept.size else EMPTY
             self._narrow[key] = hit
         return hit
 
@@ -393,7 +396,7 @@ class FrameSummaries:
             words, pops = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
             if unread is not None:
                 pops = unread if pops is None else sorted_unique(np.concatenate((pops, unread)))
-            popped = () if pops is None else (self.items.nodes(tid, pops),)
+            popped = () if pops is None else (self.items.nodes(tid, pops, ascending=True),)
             idx = nonzero_words(words)
             if not idx.size:
                 hit = Summary((), popped)

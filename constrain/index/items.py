@@ -32,12 +32,13 @@ class Items:
     def root(self, forbidden: int) -> int:
         return self._intern((-1, forbidden), (-1, None, forbidden))
 
-    def nodes(self, tid: int, nodes: np.ndarray) -> int:
+    def nodes(self, tid: int, nodes: np.ndarray, ascending: bool = False) -> int:
         """The item of these nodes, kept ascending without repeats. Walks meet nodes ascending,
         but a walk from nested starts (a node and its descendant) meets the shared subtree's
         boundaries twice: repeated nodes would be walked twice, and each walk from them repeats
-        its own boundaries again (lua.lark: 1,310 nodes, then 37,082, then 10^6, 10^8...)."""
-        if nodes.size > 1 and not (nodes[1:] > nodes[:-1]).all():
+        its own boundaries again (lua.lark: 1,310 nodes, then 37,082, then 10^6, 10^8...).
+        `ascending`: the caller knows they are (a walk's pops, part of an item): not checked."""
+        if not ascending and nodes.size > 1 and not (nodes[1:] > nodes[:-1]).all():
             nodes = sorted_unique(nodes)
         return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
 

@@ -25,3 +25,9 @@ def test_tries_and_roots_are_apart():
     nodes = np.array([3, 5], dtype=np.int32)
     assert items.nodes(0, nodes) != items.nodes(1, nodes)
     assert items.root(0) == ROOT and items.root(1 << 32) != ROOT
+
+
+def test_nodes_known_ascending_are_the_same_item():
+    items = Items()
+    nodes = np.array([3, 9, 40], dtype=np.int32)
+    assert items.nodes(0, nodes, ascending=True) == items.nodes(0, np.array([40, 3, 9, 9], dtype=np.int32))
