@@ -36,6 +36,7 @@ from ..automata.stack_semantics import ALL_BYTES
 from ..errors import GrammarError, LimitExceededError
 from ..sorted_sets import sorted_unique
 from .boundaries import Boundaries
+from .first_reads import FirstReads
 from .follow import IF_FOLLOWS
 from .items import EMPTY, ROOT, Items
 from .pushdown_summary import PushdownSummaries
@@ -81,11 +82,9 @@ class FrameSummaries:
         self._memo: dict[tuple[int, int, int], Summary] = {}
         self._walks: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray, Boundaries]] = {}
         self._tops: dict[tuple[int, int], Summary] = {}
-        self._first: dict[tuple[int, int], Optional[np.ndarray]] = {}
         self._narrow: dict[tuple[int, int, int], int] = {}
         self._small_memo: dict[tuple[int, int, int], bool] = {}
-        self._reach: dict[tuple[int, int], np.ndarray] = {}
-        self._closures: dict[tuple[int, int], Optional[tuple[np.ndarray, bool]]] = {}
+        self.first = FirstReads(automaton.rules, automaton.reads)
         rules = automaton.rules
         self._greedy = rules.greedy if getattr(rules, "any_greedy", False) else None
 
@@ -211,7 +210,7 @@ class FrameSummaries:
                     popped.setdefault(tid, []).append(g_nodes)  # (the walk kept those a caller may read)
                 for k, t in calls[q2]:
                     k = same[k]
-                    starts = self._starts(k)  # (the nodes it cannot read would be narrowed away)
+                    starts = self.first.starts(k)  # (the nodes it cannot read would be narrowed away)
                     at_nodes = g_nodes if starts is None else g_nodes[starts[g_bytes]]
                     if at_nodes.size:
                         at = self.items.nodes(tid, at_nodes)
@@ -270,73 +269,9 @@ class FrameSummaries:
             hit = False
             if nodes is not None and self.small_item >= 0:
                 trie = self.a.tries[tid]
-                hit = readable_subtrees_within(nodes, trie.byte, trie.end, self._reachable(rep, q), self.small_item)
+                hit = readable_subtrees_within(nodes, trie.byte, trie.end, self.first.reachable(rep, q), self.small_item)
             self._small_memo[key] = hit
         return hit
-
-    def _reachable(self, rep: int, q: int) -> np.ndarray:
-        """Bool per byte: what rule class `rep` in state q, or a rule it calls there (theirs
-        in turn), can read first (acceptance aside: unlike _starts, for a walk's cost)."""
-        key = (rep, q)
-        hit = self._reach.get(key)
-        if hit is None:
-            hit = self.a.reads(rep, q).copy()
-            self._reach[key] = hit  # (recursion before a byte: rejected by compile_rules)
-            for k, _ in self.a.rules.rule(rep).calls[q]:
-                hit |= self._reachable(self.a.rules.same[k], 0)
-        return hit
-
-    def _closure_reads(self, rep: int, q: int) -> Optional[tuple[np.ndarray, bool]]:
-        """(bool per byte: what any stack of the frame's closure can read first, that is rule
-        class `rep` in state q, its callees from their starts, and `rep` again after a callee
-        that can return before reading; whether the frame itself can return before reading),
-        or None where a cycle of such returns makes it unknown (then the walk decides)."""
-        key = (rep, q)
-        if key in self._closures:
-            return self._closures[key]
-        self._closures[key] = None  # (met again before it is known: a cycle, unknown)
-        a = self.a
-        rule = a.rules.rule(rep)
-        reads = a.reads(rep, q).copy()
-        pops = bool(rule.dfa.accepting[q])
-        out: Optional[tuple[np.ndarray, bool]] = None
-        for k, t in rule.calls[q]:
-            callee = self._closure_reads(a.rules.same[k], 0)
-            if callee is None:
-                break
-            reads |= callee[0]
-            if callee[1]:  # (the callee can return at once: the frame reads on from t)
-                after = self._closure_reads(rep, t)
-                if after is None:
-                    break
-                reads |= after[0]
-                pops = pops or after[1]
-        else:
-            out = (reads, pops)
-        self._closures[key] = out
-        return out
-
-    def _starts(self, rep: int, q: int = 0) -> Optional[np.ndarray]:
-        """Bool per byte: what rule class `rep` can read first in state q, its callees' starts
-        included; None where it can return before reading (or is not known): then what lies
-        below reads too."""
-        key = (rep, q)
-        if key in self._first:
-            return self._first[key]
-        self._first[key] = None  # (recursion before a byte: compile_rules rejects it; unknown)
-        a = self.a
-        rule = a.rules.rule(rep)
-        out: Optional[np.ndarray] = None
-        if not rule.dfa.accepting[q]:
-            out = a.reads(rep, q).copy()
-            for k, _ in rule.calls[q]:
-                sub = self._starts(a.rules.same[k])
-                if sub is None:
-                    out = None
-                    break
-                out |= sub
-        self._first[key] = out
-        return out
 
     def _narrowed(self, rep: int, q: int, item: int) -> int:
         """`item` less the nodes whose byte rule class `rep` cannot read first in state q
@@ -346,7 +281,7 @@ class FrameSummaries:
         hit = self._narrow.get(key)
         if hit is None:
             tid, nodes, _ = self.items.get(item)
-            starts = None if nodes is None else self._starts(rep, q)
+            starts = None if nodes is None else self.first.starts(rep, q)
             if starts is None:
                 hit = item
             else:
@@ -384,7 +319,7 @@ class FrameSummaries:
         if hit is None:
             rep, q, item = key
             tid, nodes, _ = self.items.get(item)
-            closure = self._closure_reads(rep, q)
+            closure = self.first.closure(rep, q)
             unread = None
             if closure is not None:
                 read = closure[0][self.a.tries[tid].byte[nodes]]

@@ -9,6 +9,8 @@ import pytest
 from constrain import Compiler, Matcher, grammars
 from constrain.index.frame_summaries import EMPTY, ROOT
 
+from rule_states import built_states  # tests/support
+
 QUERIES = [
     "SELECT a, b FROM t WHERE b IN (SELECT b FROM s WHERE s.c = 'x') UNION ALL SELECT 1, 2;",
     "SELECT CASE WHEN price IS NOT NULL THEN price * (1.2 + tax) ELSE 0 END AS gross FROM products;",
@@ -28,14 +30,6 @@ def sql(llama3):
 
 def _tokens(vocab, text: str) -> list[int]:
     return [vocab.token_id(ch) for ch in text]
-
-
-def _built_states(rules):
-    """(rule class, state) for every built rule class's every state."""
-    for r in range(rules.n_rules):
-        if rules.same[r] == r and rules.built(r):
-            for q in range(rules.rule(r).dfa.n_states):
-                yield r, q
 
 
 @pytest.mark.slow  # (its time is the Python oracle's; test_pushdown_walk covers the numba walks bounds-checked)
@@ -73,8 +67,8 @@ def test_narrowed_items_keep_only_the_nodes_a_reader_reads(sql):
     fs = a.summaries
     trie = a.tries[0]
     rules = a.rules
-    for r, q in _built_states(rules):
-        starts = fs._starts(r, q)
+    for r, q in built_states(rules):
+        starts = fs.first.starts(r, q)
         if starts is None:
             continue
         nodes = np.arange(1, 400, dtype=np.int32)
@@ -103,7 +97,7 @@ def test_unread_nodes_are_the_boundaries_a_walk_records(source, sql, llama3):
     trie = a.tries[0]
     rules = a.rules
     checked = 0
-    for r, q in _built_states(rules):
+    for r, q in built_states(rules):
         reads = a.reads(r, q)
         nodes = np.array([n for n in range(1, 3000) if not reads[trie.byte[n]]][:200], dtype=np.int32)
         if not nodes.size:
@@ -119,54 +113,16 @@ def test_unread_nodes_are_the_boundaries_a_walk_records(source, sql, llama3):
     assert checked > 10
 
 
-NULLABLE_CALLEES = r"""
-start: "x" opt "y" opt tail
-opt: ("[" opt "]")?
-tail: "z" | "(" start ")"
-"""
-
-
-@pytest.mark.parametrize("source", ["sql", "nullable"])
-def test_frames_whose_closure_reads_no_byte_of_an_item_pop_as_a_walk_finds(source, sql, llama3):
-    """The walk-free summary (nothing in the frame's closure reads any node's byte: it reads
-    nothing and pops at every node, or at none) is the pushdown walk's own, callees that can
-    return at once (`opt`) included."""
-    g = sql if source == "sql" else Compiler(llama3).compile_lark(NULLABLE_CALLEES)
-    a = g.automaton
-    a.rules.build_near_start(10**9)
-    fs = a.summaries
-    trie = a.tries[0]
-    rules = a.rules
-    checked = nullable_calls = 0
-    for r, q in _built_states(rules):
-        closure = fs._closure_reads(r, q)
-        if closure is None:
-            continue
-        nullable_calls += any(fs._closure_reads(rules.same[k], 0)[1] for k, _ in rules.rule(r).calls[q])
-        nodes = np.array([n for n in range(1, 3000) if not closure[0][trie.byte[n]]][:200], dtype=np.int32)
-        if not nodes.size:
-            continue
-        words, pops = fs.pushdown.read(r, q, trie, nodes, float("inf"))
-        assert not words.any(), (rules.names[r], q)
-        assert (pops is not None and np.array_equal(pops, nodes)) == closure[1], (rules.names[r], q)
-        assert pops is None or np.array_equal(pops, nodes), (rules.names[r], q)
-        checked += 1
-    assert checked > 5
-    assert source == "sql" or nullable_calls
-
-
-@pytest.mark.parametrize("source", ["sql", "nullable"])
-def test_items_whose_closure_reads_some_nodes_walk_those_only(source, sql, llama3):
+def test_items_whose_closure_reads_some_nodes_walk_those_only(sql):
     """A frame at nodes some of which its closure reads walks those alone and pops at the rest
     where it can pop: the summary a walk from every node gives."""
-    g = sql if source == "sql" else Compiler(llama3).compile_lark(NULLABLE_CALLEES)
-    a = g.automaton
+    a = sql.automaton
     a.rules.build_near_start(10**9)
     fs = a.summaries
     trie = a.tries[0]
     mixed = 0
-    for r, q in _built_states(a.rules):
-        closure = fs._closure_reads(r, q)
+    for r, q in built_states(a.rules):
+        closure = fs.first.closure(r, q)
         nodes = np.arange(1, 2500, 7, dtype=np.int32)
         if closure is None or closure[0][trie.byte[nodes]].all():
             continue
