@@ -62,9 +62,9 @@ def test_rows_of_few_bytes_and_of_many_agree(llama3, monkeypatch):
     """A few forbidden bytes are OR-ed from per-byte rows, many gathered at once: the same rows
     (special tokens, whose first byte is their virtual spelling's, included)."""
     index = Compiler(llama3).index
-    few = index.first_bytes
-    monkeypatch.setattr(first_bytes, "FEW_BYTES", -1)
-    gathered = first_bytes.FirstBytes(few._token_first, (index.trie, *(sl.rest for sl in index.slices)))
+    token_first, tries = index.first_bytes._token_first, (index.trie, *(sl.rest for sl in index.slices))
+    few = first_bytes.FirstBytes(token_first, tries)  # (fresh: no rows kept from other tests)
+    gathered = first_bytes.FirstBytes(token_first, tries)
     for text in (b"=", b"=>", b"<>=!", b"\x00\xff", b"abcdefgh", b" \xf5\xf6\xf7\xf8"):
         forbidden = sum(1 << b for b in text)
         monkeypatch.setattr(first_bytes, "FEW_BYTES", 8)
