@@ -16,10 +16,6 @@ import numpy as np
 
 from ..automata.rules import RuleSet
 
-_EVERY_BYTE = np.ones(256, dtype=np.bool_)
-_EVERY_BYTE.setflags(write=False)
-
-
 class FirstReads:
     """Memoized per (rule class, state); `reads(rep, q)` is a state's own bool-per-byte row."""
 
@@ -67,4 +63,5 @@ class FirstReads:
         """Bool per byte: what the frame's closure can read first, whether or not the frame
         can return first (for a walk's cost); every byte where that is not known."""
         found = self.closure(rep, q)
-        return _EVERY_BYTE if found is None else found[0]
+        # (a new writable array: the numba size check was compiled for one; read-only, it would compile again)
+        return np.ones(256, dtype=np.bool_) if found is None else found[0]
