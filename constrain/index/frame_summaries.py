@@ -39,6 +39,7 @@ from .boundaries import Boundaries
 from .first_reads import FirstReads
 from .follow import IF_FOLLOWS
 from .items import EMPTY, ROOT, Items
+from .node_sets import merged
 from .pushdown_summary import PushdownSummaries
 from .row_bits import nonzero_words
 from .walk import readable_subtrees_within
@@ -323,14 +324,15 @@ class FrameSummaries:
             unread = None
             if closure is not None:
                 read = closure[0][self.a.tries[tid].byte[nodes]]
-                if not read.any():
+                n_read = np.count_nonzero(read)  # (a C loop: any() and all() are ufunc reductions)
+                if not n_read:
                     return self._memo.setdefault(key, Summary((), (item,) if closure[1] else ()))
-                if not read.all():
+                if n_read < nodes.size:
                     unread = nodes[~read] if closure[1] else None
                     nodes = nodes[read]
             words, pops = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
             if unread is not None:
-                pops = unread if pops is None else sorted_unique(np.concatenate((pops, unread)))
+                pops = unread if pops is None else merged(pops, unread)  # (both ascending)
             popped = () if pops is None else (self.items.nodes(tid, pops, ascending=True),)
             idx = nonzero_words(words)
             if not idx.size:

@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from ..sorted_sets import sorted_unique
+from .node_sets import ascending as nodes_ascending
 
 ROOT = 0  # the item "the whole trie": a frame reading from a token's first byte
 EMPTY = -1  # no item: no node left to read from
@@ -38,7 +39,7 @@ class Items:
         boundaries twice: repeated nodes would be walked twice, and each walk from them repeats
         its own boundaries again (lua.lark: 1,310 nodes, then 37,082, then 10^6, 10^8...).
         `ascending`: the caller knows they are (a walk's pops, part of an item): not checked."""
-        if not ascending and nodes.size > 1 and not (nodes[1:] > nodes[:-1]).all():
+        if not ascending and nodes.size > 1 and not nodes_ascending(nodes):
             nodes = sorted_unique(nodes)
         return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
 
