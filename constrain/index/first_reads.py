@@ -16,6 +16,7 @@ import numpy as np
 
 from ..automata.rules import RuleSet
 
+
 class FirstReads:
     """Memoized per (rule class, state); `reads(rep, q)` is a state's own bool-per-byte row."""
 

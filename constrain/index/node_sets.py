@@ -2,8 +2,8 @@
 
 A summary's pops are merged with the item nodes its frame does not read (frame_summaries.py),
 and every new item's nodes are checked ascending (items.py): hundreds of each per first mask.
-numpy's concatenate-and-sort and its comparison of shifted copies cost 4-12 and 1.6 us a call
-there; these loops 1.5-3 and 0.5.
+Measured apart (warm, int32): a merge of 300 and 200 nodes 4.0 us by concatenate-and-sort, 1.5
+by the loop; the check of 300 nodes 1.6 us by comparing shifted copies, 0.45 by the loop.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ import numpy as np
 from ..automata.rules import RuleSet
 from ..errors import GrammarError, LimitExceededError
 from ..sorted_sets import sorted_unique
+from .node_sets import is_ascending, merged_ascending
 from .pushdown_tables import PushdownTables
 from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
-from .node_sets import is_ascending, merged_ascending
 from .trie import TokenTrie
 from .walk import readable_subtrees_within
 
