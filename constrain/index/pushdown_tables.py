@@ -76,23 +76,28 @@ class PushdownTables:
             self.call_ptr = _grown(self.call_ptr, top + 1)
             self.table = _grown(self.table, self.n_table + n * width)
             table = dfa.table.astype(np.int32)
-            self.table[self.n_table : self.n_table + n * width] = np.where(table >= 0, table + base, -1).ravel()
+            alive = table >= 0
+            self.table[self.n_table : self.n_table + n * width] = np.where(alive, table + base, -1).ravel()
             self.rule_of[base:top] = rep
-            self.row_off[base:top] = self.n_table + np.arange(n, dtype=np.int64) * width
+            self.row_off[base:top] = range(self.n_table, self.n_table + n * width, width)
             self.n_table += n * width
             self.accepting[base:top] = dfa.accepting
             self.greedy[base:top] = bool(getattr(rules, "any_greedy", False) and rules.greedy[rep])
-            self.reads_any[base:top] = (table[:, np.unique(dfa.byte_classes)] >= 0).any(axis=1)
+            used = np.zeros(width, dtype=np.bool_)  # (the classes some byte has)
+            used[dfa.byte_classes] = True
+            self.reads_any[base:top] = alive[:, used].any(axis=1)
             self.cls[rep] = dfa.byte_classes
-            edges = [(rules.same[k], base + t) for q in range(n) for k, t in rule.calls[q]]
-            counts = np.fromiter((len(c) for c in rule.calls), dtype=np.int32, count=n)
-            self.call_ptr[base + 1 : top + 1] = self.n_calls + np.cumsum(counts)
-            if edges:
+            calls = rule.calls
+            if any(calls):
+                edges = [(rules.same[k], base + t) for q in range(n) for k, t in calls[q]]
+                self.call_ptr[base + 1 : top + 1] = np.cumsum([len(c) for c in calls]) + self.n_calls
                 self.call_rule = _grown(self.call_rule, self.n_calls + len(edges))
                 self.call_ret = _grown(self.call_ret, self.n_calls + len(edges))
                 self.call_rule[self.n_calls : self.n_calls + len(edges)] = [k for k, _ in edges]
                 self.call_ret[self.n_calls : self.n_calls + len(edges)] = [t for _, t in edges]
                 self.n_calls += len(edges)
+            else:  # (a terminal: no calls)
+                self.call_ptr[base + 1 : top + 1] = self.n_calls
             self.n_states = top
             self.start[rep] = base  # (last: a walk sees the rule only once it is whole)
             self._snapshot = ()
