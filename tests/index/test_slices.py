@@ -234,6 +234,12 @@ REGEXES = [
     r"[a-zA-Z0-9]{8}-[a-zA-Z0-9]{4}",
     r"[ -~]{2,9}x[ -~]*",
     r"(?s).{5}",
+    # Names: no slice applies at the start (a digit may not come first), the name slice after it.
+    r"[a-zA-Z_][a-zA-Z0-9_]*",
+    r"(?i)(?!(select|from|as)(?![a-z0-9_]))[a-z_][a-z0-9_]*",
+    r"[a-z][a-z0-9]{0,5}",
+    r"[a-z][a-zA-Z0-9_]{0,5}",
+    r"_?[a-z][a-z0-9_]*(\.[a-z]+)?",
 ]
 
 
@@ -313,6 +319,12 @@ RULE_SETS: dict[str, tuple[dict[str, ir.Node], str]] = {
     "return_mid_character": ({
         "start": ir.concat(ir.RuleRef("lead"), ir.Embedded(_byte_dfa([b"\xa9", b"\xadx"], loop=b"abc\xc3\xa9"))),
         "lead": ir.alt(ir.repeat(TEXT, 0, 2), ir.concat(ir.repeat(TEXT, 0, 2), ir.Embedded(_byte_dfa([b"\xc3"])))),
+    }, "start"),
+    # Names: a letter first, then name bytes; the rule returns after any of them.
+    "names": ({
+        "start": ir.concat(ir.RuleRef("name"), ir.repeat(ir.concat(ir.literal(", "), ir.RuleRef("name")), 0, None), ir.literal(";")),
+        "name": ir.concat(ir.chars([(0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]),
+                          ir.repeat(ir.chars([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]), 0, None)),
     }, "start"),
     # Nested calls in free text: JSON values, with non-ASCII strings.
     "json": (json_value_rules(), "json_value"),
