@@ -24,6 +24,7 @@ from ..limits import Limits
 from .boundaries import Boundaries
 from .follow import ExitFilter
 from .frame_summaries import FrameSummaries
+from .name_runs import name_closed_states
 from .pushdown_summary import warm_up
 from .row_bits import nonzero_words
 from .slice_choice import SliceChooser
@@ -53,6 +54,7 @@ class StackTokenAutomaton:
         self._same = rules.same  # rules with the same DFA and exits share walks
         self.exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
         self._readable: dict[tuple[int, int], np.ndarray] = {}
+        self._free: dict[int, np.ndarray] = {}  # per rule class: its states that read any run of name bytes
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
         self._lock = threading.Lock()
         words = np.zeros(index.trie.n_words, dtype=np.uint32)
@@ -142,6 +144,9 @@ class StackTokenAutomaton:
         (int32 node ids; None: the whole trie); returns the boundaries met (nodes, states)."""
         dfa = self.rules.rule(r).dfa
         kinds, follow = self.exit_filter.kinds(self._same[r])
+        free = self._free.get(self._same[r])
+        if free is None:
+            free = self._free.setdefault(self._same[r], name_closed_states(dfa))
         starts = _ROOT if firsts is None else firsts
         cap = _BOUNDARY_BUFFER
         while True:
@@ -149,7 +154,7 @@ class StackTokenAutomaton:
             b_states = np.empty(cap, dtype=np.int32)
             n, visited = walk_subtrees(
                 t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-                dfa.table, kinds, follow, starts, np.int32(q), words, b_nodes, b_states,
+                dfa.table, kinds, follow, free, t.names, starts, np.int32(q), words, b_nodes, b_states,
             )
             self.nodes_visited += visited
             if n <= cap:

@@ -6,7 +6,8 @@ Token ids ending at node i are `tok_ids[tok_ptr[i]:tok_ptr[i+1]]` (several ids m
 The walk reads the packed forms: `packed[i] = depth << 8 | byte`, and `tok1[i]` = the one token
 ending there, -1 for none, -2 for several (then it reads the tok_ptr range): one load per field.
 `root[b]` is the node of first byte b (-1: no token starts with b), so a walk from the root
-touches only the first bytes its state can read. Special tokens and tokens with no bytes are
+touches only the first bytes its state can read. `names[i]` is 1 where node i's subtree holds
+name bytes only (name_runs.py). Special tokens and tokens with no bytes are
 left out: no grammar may produce them as text.
 """
 
@@ -16,10 +17,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .name_runs import name_subtrees
+
 
 class TokenTrie:
     __slots__ = (
         "byte", "depth", "end", "tok_ptr", "tok_ids", "packed", "tok1", "root", "max_depth", "vocab_size", "n_words",
+        "names",
     )
 
     def __init__(self, token_bytes: Sequence[bytes], excluded: Iterable[int] = ()) -> None:
@@ -78,7 +82,8 @@ class TokenTrie:
         self.max_depth = int(self.depth.max()) if n else 0
         self.vocab_size = len(token_bytes)
         self.n_words = (self.vocab_size + 31) // 32
-        for arr in (self.byte, self.depth, self.end, self.tok_ptr, self.tok_ids, self.packed, self.tok1, self.root):
+        self.names = name_subtrees(self.byte, self.end)  # (walks mark these whole: name_runs.py)
+        for arr in (self.byte, self.depth, self.end, self.tok_ptr, self.tok_ids, self.packed, self.tok1, self.root, self.names):
             arr.setflags(write=False)
 
     @property

@@ -30,8 +30,16 @@ def _mark_tokens(i, tok1, tok_ptr, tok_ids, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, follow, states,
-                out, b_nodes, b_states, n_b):
+def _mark_subtree(i, end, tok_ptr, tok_ids, out):
+    """OR in the bits of every token of node i's subtree (its ids are one run of tok_ids)."""
+    for k in range(tok_ptr[i], tok_ptr[end[i]]):
+        u = tok_ids[k]
+        out[u >> 5] |= np.uint32(1) << np.uint32(u & 31)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, follow, free, names,
+                states, out, b_nodes, b_states, n_b):
     """Walk trie nodes i..last-1, states[depth(i) - 1] already set. Returns (boundaries
     written so far, nodes visited); b_nodes.shape[0] + 1 boundaries: the buffer overflowed."""
     cap = b_nodes.shape[0]
@@ -41,6 +49,10 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
         d = p >> 8
         prev = states[d - 1]
         visited += 1
+        if free[prev] and names[i]:  # (name bytes only below, read in any number: name_runs.py)
+            _mark_subtree(i, end, tok_ptr, tok_ids, out)
+            i = end[i]
+            continue
         kind = exits[prev]
         s = table[prev, byte_classes[p & 255]]
         if kind != 0 and (kind == 1 or (kind == 2 and follow[p & 255]) or (kind == 3 and s < 0)):
@@ -60,14 +72,16 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_classes, table, exits,
-                  follow, firsts, start_state, out, b_nodes, b_states):
+                  follow, free, names, firsts, start_state, out, b_nodes, b_states):
     """Walk the subtree of each node in `firsts`, reading with one rule's DFA (or a regex's, with
     no exits) from `start_state` at the subtree's parent depth; 0 stands for the whole trie.
     OR in the tokens readable inside the rule; record as boundaries the nodes whose byte is read
     by a state that can call or return (`exits`, uint8 per state: 1 always, 2 only where
     `follow[byte]`, the bytes any rule could read after this one returns, 3 only where the state
     cannot read the byte: a greedy rule's return): there another rule
-    may read it, so the caller continues with the stack. From the root, the first bytes are never boundaries (the caller
+    may read it, so the caller continues with the stack. A subtree of name bytes only (`names`,
+    uint8 per node) entered in a state that reads any run of them (`free`, uint8 per state) is
+    marked whole, without its boundaries (name_runs.py); zeros turn that off. From the root, the first bytes are never boundaries (the caller
     expands `start_state` itself) and only the root's children whose byte lives are touched:
     the others lie all over the trie, one cache miss each.
     Returns (boundaries written, nodes visited); b_nodes.shape[0] + 1 boundaries means the
@@ -80,7 +94,7 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
         if f != 0:
             states[(packed[f] >> 8) - 1] = start_state
             n_b, v = _walk_range(f, end[f], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
-                                 exits, follow, states, out, b_nodes, b_states, n_b)
+                                 exits, follow, free, names, states, out, b_nodes, b_states, n_b)
             visited += v
             if n_b > b_nodes.shape[0]:
                 return n_b, visited
@@ -92,10 +106,14 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
             s = table[start_state, byte_classes[b]]
             if s < 0:
                 continue
+            if free[start_state] and names[c]:
+                _mark_subtree(c, end, tok_ptr, tok_ids, out)
+                visited += 1
+                continue
             states[1] = s
             _mark_tokens(c, tok1, tok_ptr, tok_ids, out)
             n_b, v = _walk_range(c + 1, end[c], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
-                                 exits, follow, states, out, b_nodes, b_states, n_b)
+                                 exits, follow, free, names, states, out, b_nodes, b_states, n_b)
             visited += v + 1
             if n_b > b_nodes.shape[0]:
                 return n_b, visited
