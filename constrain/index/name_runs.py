@@ -33,8 +33,10 @@ def name_closed_states(dfa: DFA) -> np.ndarray:
     classes = np.unique(dfa.byte_classes[NAME_BYTES])
     nxt = dfa.table[:, classes].astype(np.int64)
     n = nxt.shape[0]
-    dies = (nxt < 0).any(axis=1)
     live = nxt >= 0
+    dies = ~live.all(axis=1)
+    if dies.all() or not dies.any():  # (most rules: keywords and punctuation die on a name byte)
+        return (~dies).astype(np.uint8)
     sources = np.repeat(np.arange(n), classes.size)[live.ravel()]
     targets = nxt[live]
     order = np.argsort(targets, kind="stable")
