@@ -53,7 +53,7 @@ class PushdownSummaries:
             words = np.zeros(trie.n_words, dtype=np.uint32)
             pops = np.empty(caps[2], dtype=np.int32)
             status, n_pops, visited, ordered = summary_walk(
-                trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, *tables.arrays(),
+                trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names, *tables.arrays(),
                 g0, nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting, self.max_stacks, budget,
             )
             self.nodes_visited += visited
@@ -96,10 +96,10 @@ def warm_up() -> None:
         trie = TokenTrie([b"a"])
         one = np.zeros(1, dtype=np.int32)
         summary_walk(
-            trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth,
+            trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names,
             one, np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int32), np.zeros((1, 256), dtype=np.int32),
             np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8),
-            np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(),
+            np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(), np.zeros(1, dtype=np.uint8),
             np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
             np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
         )

@@ -2,7 +2,8 @@
 
 Every rule class (rules.same) gets its states a range of *global* state ids. Per global state:
 its rule class, where its row starts in the flat transition table (`row_off`), whether it
-accepts, whether its rule is greedy (a Lark terminal's longest match), and its call edges
+accepts, whether its rule is greedy (a Lark terminal's longest match), whether it reads any run
+of name bytes (name_runs.py), and its call edges
 (`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state).
 `cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
 walk never needs a rule's offset. `start[rule]` is the global id of the rule's state 0, or -1
@@ -17,6 +18,7 @@ import threading
 import numpy as np
 
 from ..automata.rules import RuleSet
+from .name_runs import name_closed_states
 
 
 def _grown(arr: np.ndarray, need: int) -> np.ndarray:
@@ -41,6 +43,7 @@ class PushdownTables:
         self.accepting = np.zeros(64, dtype=np.uint8)
         self.greedy = np.zeros(64, dtype=np.uint8)
         self.reads_any = np.zeros(64, dtype=np.uint8)
+        self.free = np.zeros(64, dtype=np.uint8)
         self.call_ptr = np.zeros(65, dtype=np.int32)
         self.n_table = 0
         self.table = np.zeros(1024, dtype=np.int32)
@@ -73,6 +76,7 @@ class PushdownTables:
             self.accepting = _grown(self.accepting, top)
             self.greedy = _grown(self.greedy, top)
             self.reads_any = _grown(self.reads_any, top)
+            self.free = _grown(self.free, top)
             self.call_ptr = _grown(self.call_ptr, top + 1)
             self.table = _grown(self.table, self.n_table + n * width)
             table = dfa.table.astype(np.int32)
@@ -87,6 +91,7 @@ class PushdownTables:
             used[dfa.byte_classes] = True
             self.reads_any[base:top] = alive[:, used].any(axis=1)
             self.cls[rep] = dfa.byte_classes
+            self.free[base:top] = name_closed_states(dfa)
             calls = rule.calls
             if any(calls):
                 edges = [(rules.same[k], base + t) for q in range(n) for k, t in calls[q]]
@@ -104,12 +109,12 @@ class PushdownTables:
 
     def arrays(self) -> tuple:
         """(rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule,
-        call_ret, start): views that later growth does not change."""
+        call_ret, start, free): views that later growth does not change."""
         snap = self._snapshot
         if not snap:
             with self._lock:
                 snap = self._snapshot = (
                     self.rule_of, self.row_off, self.table, self.cls.copy(), self.accepting, self.greedy,
-                    self.reads_any, self.call_ptr, self.call_rule, self.call_ret, self.start.copy(),
+                    self.reads_any, self.call_ptr, self.call_rule, self.call_ret, self.start.copy(), self.free,
                 )
         return snap

@@ -17,7 +17,9 @@ walk and reused by every stack over it; a top's return is kept as a *tail* (the 
 and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
 returns only before a byte it cannot read: its tail carries it as a *guard*. The stacks after
 each node of the current path live per trie depth, and the closure of a depth's stacks is made
-once per node and read by each child.
+once per node and read by each child. Where a stack of that closure reads any run of name bytes
+(`free`, per global state) and a child's subtree holds name bytes only (`names`, per trie node),
+the subtree's tokens are marked whole, its pops unrecorded (name_runs.py says why no mask changes).
 
 numba does no bounds checking: every capacity below is checked before a write, and a full
 buffer ends the walk with a status that makes the caller retry with larger ones (CI runs these
@@ -33,7 +35,7 @@ from .pushdown_cells import (  # noqa: F401 - the statuses are the walk's too
     FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
     _close_cell, _cons,
 )
-from .walk import _mark_tokens
+from .walk import _mark_subtree, _mark_tokens
 
 _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by their cells beyond
 
@@ -44,8 +46,8 @@ def _next(g, b, rule_of, row_off, table, cls):
 
 
 @numba.njit(cache=True, nogil=True)
-def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
-                 rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start,
+def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
+                 rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start, free,
                  g0, firsts, out, pops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks, budget):
     """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
     of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
@@ -92,6 +94,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
     tl_start = np.zeros(max_depth + 2, dtype=np.int32)
     tl_n = np.zeros(max_depth + 2, dtype=np.int32)
     cl_tag = np.full(max_depth + 2, -2, dtype=np.int64)
+    cl_free = np.zeros(max_depth + 2, dtype=np.uint8)  # 1: a stack of the closure reads any run of name bytes
     tick = np.int64(0)
     # -- the bottom frame alone (lv[0]) and its closure (cl/tl from 0) serve every start; the
     # stacks after a start's byte are kept per byte (an item's hundreds of nodes have few bytes)
@@ -99,6 +102,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
     lv_p[0] = -1
     n0 = -1
     nt0 = 0
+    free0 = 0
     sc_start = np.full(256, -1, dtype=np.int32)
     sc_n = np.zeros(256, dtype=np.int32)
     sc_pop = np.zeros(256, dtype=np.uint8)
@@ -120,6 +124,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
             tl_n[pd0] = nt0
             cl_start[pd0 + 1] = n0
             tl_start[pd0 + 1] = nt0
+            cl_free[pd0] = free0
         else:
             cl_tag[pd0] = -2
         i = f
@@ -202,14 +207,25 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth,
                     cl_n[pd] = nc
                     tl_n[pd] = nt
                     cl_tag[pd] = lvl_tag[pd]
+                    fr = 0
+                    for j in range(c0, c0 + nc):
+                        if free[cl_g[j]]:
+                            fr = 1
+                            break
+                    cl_free[pd] = fr
                     cl_start[pd + 1] = c0 + nc
                     tl_start[pd + 1] = t0 + nt
                     if n0 < 0:
                         n0 = nc
                         nt0 = nt
+                        free0 = fr
                     work += nc + nt
                     if work > budget:
                         return OUT_OF_WORK, n_pops, visited, ordered
+                if cl_free[pd] and names[i]:  # (a stack reads the whole subtree, the frame on: name_runs.py)
+                    _mark_subtree(i, end, tok_ptr, tok_ids, out)
+                    i = end[i]
+                    continue
                 # -- read b: the closure's stacks, then each tail's cells where b may follow
                 tick += 1
                 t0 = tl_start[pd]
