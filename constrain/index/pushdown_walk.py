@@ -94,7 +94,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
     tl_start = np.zeros(max_depth + 2, dtype=np.int32)
     tl_n = np.zeros(max_depth + 2, dtype=np.int32)
     cl_tag = np.full(max_depth + 2, -2, dtype=np.int64)
-    cl_free = np.zeros(max_depth + 2, dtype=np.uint8)  # 1: a stack of the closure reads any run of name bytes
+    cl_free = np.zeros(max_depth + 2, dtype=np.uint8)  # the name sets some stack of the closure reads any run of
     tick = np.int64(0)
     # -- the bottom frame alone (lv[0]) and its closure (cl/tl from 0) serve every start; the
     # stacks after a start's byte are kept per byte (an item's hundreds of nodes have few bytes)
@@ -102,7 +102,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
     lv_p[0] = -1
     n0 = -1
     nt0 = 0
-    free0 = 0
+    free0 = np.uint8(0)
     sc_start = np.full(256, -1, dtype=np.int32)
     sc_n = np.zeros(256, dtype=np.int32)
     sc_pop = np.zeros(256, dtype=np.uint8)
@@ -207,11 +207,9 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                     cl_n[pd] = nc
                     tl_n[pd] = nt
                     cl_tag[pd] = lvl_tag[pd]
-                    fr = 0
+                    fr = np.uint8(0)
                     for j in range(c0, c0 + nc):
-                        if free[cl_g[j]]:
-                            fr = 1
-                            break
+                        fr |= free[cl_g[j]]
                     cl_free[pd] = fr
                     cl_start[pd + 1] = c0 + nc
                     tl_start[pd + 1] = t0 + nt
@@ -222,7 +220,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                     work += nc + nt
                     if work > budget:
                         return OUT_OF_WORK, n_pops, visited, ordered
-                if cl_free[pd] and names[i]:  # (a stack reads the whole subtree, the frame on: name_runs.py)
+                if cl_free[pd] & names[i]:  # (a stack reads the whole subtree, the frame on: name_runs.py)
                     _mark_subtree(i, end, tok_ptr, tok_ids, out)
                     i = end[i]
                     continue

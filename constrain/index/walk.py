@@ -49,7 +49,7 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
         d = p >> 8
         prev = states[d - 1]
         visited += 1
-        if free[prev] and names[i]:  # (name bytes only below, read in any number: name_runs.py)
+        if free[prev] & names[i]:  # (name bytes only below, read in any number: name_runs.py)
             _mark_subtree(i, end, tok_ptr, tok_ids, out)
             i = end[i]
             continue
@@ -80,8 +80,9 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
     `follow[byte]`, the bytes any rule could read after this one returns, 3 only where the state
     cannot read the byte: a greedy rule's return): there another rule
     may read it, so the caller continues with the stack. A subtree of name bytes only (`names`,
-    uint8 per node) entered in a state that reads any run of them (`free`, uint8 per state) is
-    marked whole, without its boundaries (name_runs.py); zeros turn that off. From the root, the first bytes are never boundaries (the caller
+    uint8 per node, a bit per set of name bytes) entered in a state that reads any run of them
+    (`free`, uint8 per state, the same bits) is marked whole, without its boundaries
+    (name_runs.py); zeros turn that off. From the root, the first bytes are never boundaries (the caller
     expands `start_state` itself) and only the root's children whose byte lives are touched:
     the others lie all over the trie, one cache miss each.
     Returns (boundaries written, nodes visited); b_nodes.shape[0] + 1 boundaries means the
@@ -106,7 +107,7 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
             s = table[start_state, byte_classes[b]]
             if s < 0:
                 continue
-            if free[start_state] and names[c]:
+            if free[start_state] & names[c]:
                 _mark_subtree(c, end, tok_ptr, tok_ids, out)
                 visited += 1
                 continue

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from constrain.automata import regex_to_dfa
 from constrain.automata.dfa import DFA
-from constrain.index.name_runs import NAME_BYTES, name_closed_states, name_subtrees
+from constrain.index.name_runs import NAME_SETS, name_closed_states, name_subtrees
 from constrain.index.trie import TokenTrie
 from constrain.index.walk import walk_subtrees
 
@@ -33,7 +33,8 @@ def test_name_subtrees_hold_name_bytes_only(tokens):
     for i in range(1, trie.n_nodes):
         d = int(trie.depth[i])
         below = [tokens[t][d - 1 :] for t in _subtree_tokens(trie, i)]
-        assert bool(names[i]) == all(NAME_BYTES[b] for rest in below for b in rest), (i, below)
+        for k, members in enumerate(NAME_SETS):
+            assert bool(names[i] >> k & 1) == all(members[b] for rest in below for b in rest), (i, k, below)
 
 
 def _random_dfa(rng: random.Random) -> DFA:
@@ -47,9 +48,9 @@ def _random_dfa(rng: random.Random) -> DFA:
     return DFA(byte_classes, table, np.array([rng.random() < 0.3 for _ in range(n)]))
 
 
-def _closed_by_search(dfa: DFA) -> list[bool]:
-    """A state reads any run of name bytes iff no state it reaches by name bytes dies on one."""
-    names = np.flatnonzero(NAME_BYTES)
+def _closed_by_search(dfa: DFA, members: np.ndarray) -> list[bool]:
+    """A state reads any run of a set's bytes iff no state it reaches by them dies on one."""
+    names = np.flatnonzero(members)
     out = []
     for q in range(dfa.n_states):
         seen, todo, ok = {q}, [q], True
@@ -69,23 +70,25 @@ def _closed_by_search(dfa: DFA) -> list[bool]:
 
 def test_name_closed_states_equal_a_search():
     rng = random.Random(11)
-    closed = 0
+    closed = [0, 0]
     for _ in range(400):
         dfa = _random_dfa(rng)
         got = name_closed_states(dfa)
-        want = _closed_by_search(dfa)
-        assert got.tolist() == [int(w) for w in want]
-        closed += sum(want)
-    assert closed > 50  # (the property is not vacuous)
+        for k, members in enumerate(NAME_SETS):
+            want = _closed_by_search(dfa, members)
+            assert (got >> k & 1).tolist() == [int(w) for w in want]
+            closed[k] += sum(want)
+    assert min(closed) > 50  # (the property is not vacuous)
 
 
 @pytest.mark.parametrize("pattern,after,closed", [
-    (r"[A-Za-z_][A-Za-z0-9_]*", b"", False),
-    (r"[A-Za-z_][A-Za-z0-9_]*", b"a", True),
-    (r"[a-z]+", b"a", False),
-    (r"[0-9A-Za-z_]{0,3}", b"ab", False),
-    (r"[^,\n]*", b"", True),
-    (r"[^,\n]*", b"\xc3", False),  # (in the middle of a UTF-8 character)
+    (r"[A-Za-z_][A-Za-z0-9_]*", b"", 2),  # (a digit may not come first; any letters may)
+    (r"[A-Za-z_][A-Za-z0-9_]*", b"a", 3),
+    (r"[a-z]+", b"a", 2),
+    (r"[A-Za-z0-9]+", b"a", 2),  # (Lua's names: no underscore)
+    (r"[0-9A-Za-z_]{0,3}", b"ab", 0),
+    (r"[^,\n]*", b"", 3),
+    (r"[^,\n]*", b"\xc3", 0),  # (in the middle of a UTF-8 character)
 ])
 def test_name_closed_states_of_regexes(pattern, after, closed):
     dfa = regex_to_dfa(pattern)
@@ -104,6 +107,7 @@ def _walk(trie: TokenTrie, dfa: DFA, exits: np.ndarray, firsts: np.ndarray, q: i
 
 
 @pytest.mark.parametrize("pattern", [r"[A-Za-z_][A-Za-z0-9_]*", r"[^,\n\"]+", r"( ?[a-z]+)*\.", r"[a-z0-9_]{0,6}",
+                                     r"[A-Za-z][A-Za-z0-9]*", r"!?[_?]?[a-z][_a-z0-9]*",
                                      r"(?i)(?!(select|from)(?![a-z0-9_]))[a-z_][a-z0-9_]*", r".*"])
 def test_a_walk_marking_name_runs_whole_allows_what_the_plain_walk_allows(pattern, llama3):
     trie = TokenTrie(llama3.token_bytes, llama3.special_ids)
