@@ -223,7 +223,7 @@ class FrameSummaries:
         if popped_root is not None and popped_root != ALL_BYTES:
             pops.append(self.items.root(popped_root))
         for tid, found in popped.items():
-            nodes = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found))
+            nodes = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), a.tries[tid].n_nodes)
             if nodes.size:
                 pops.append(self.items.nodes(tid, nodes))
         if top:

@@ -77,7 +77,7 @@ class PushdownSummaries:
                 raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
         if not n_pops:
             return words, None
-        return words, pops[:n_pops].copy() if ordered else sorted_unique(pops[:n_pops])
+        return words, pops[:n_pops].copy() if ordered else sorted_unique(pops[:n_pops], trie.n_nodes)
 
 
 _warm = [False]
