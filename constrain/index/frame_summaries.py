@@ -75,7 +75,7 @@ class FrameSummaries:
 
     def __init__(self, automaton: StackTokenAutomaton, max_nesting: int, max_stacks: int, small_item: int = SMALL_ITEM) -> None:
         self.a = automaton
-        self.items = Items()
+        self.items = Items(tuple(t.n_nodes for t in automaton.tries))
         self.small_item = small_item
         self.max_nesting = max_nesting
         self.max_stacks = max_stacks

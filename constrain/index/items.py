@@ -21,10 +21,13 @@ EMPTY = -1  # no item: no node left to read from
 class Items:
     """Interned items: a small int per (trie, sorted nodes) or per root with forbidden bytes."""
 
-    def __init__(self) -> None:
+    def __init__(self, node_counts: tuple[int, ...] = ()) -> None:
+        """`node_counts`: per trie id, its number of nodes (a bound that lets many nodes be
+        ordered by a bitmap rather than a sort: sorted_sets.py)."""
         self._ids: dict[tuple, int] = {(-1, 0): ROOT}
         self._items: list[tuple[int, Optional[np.ndarray], int]] = [(-1, None, 0)]
         self._lock = threading.Lock()
+        self._node_counts = node_counts
 
     def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
         """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
@@ -40,7 +43,7 @@ class Items:
         its own boundaries again (lua.lark: 1,310 nodes, then 37,082, then 10^6, 10^8...).
         `ascending`: the caller knows they are (a walk's pops, part of an item): not checked."""
         if not ascending and nodes.size > 1 and not nodes_ascending(nodes):
-            nodes = sorted_unique(nodes)
+            nodes = sorted_unique(nodes, self._node_counts[tid] if tid < len(self._node_counts) else None)
         return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
 
     def _intern(self, key: tuple, value: tuple) -> int:
@@ -61,9 +64,9 @@ class Items:
         return self._items[1 : len(self._items)]
 
     @classmethod
-    def of(cls, entries: list[tuple[int, Optional[np.ndarray], int]]) -> "Items":
+    def of(cls, entries: list[tuple[int, Optional[np.ndarray], int]], node_counts: tuple[int, ...] = ()) -> "Items":
         """Items whose ids 1, 2, ... are `entries` (as `entries()` gave them), interned again."""
-        items = cls()
+        items = cls(node_counts)
         for tid, nodes, forbidden in entries:
             key = (-1, forbidden) if nodes is None else (tid, nodes.tobytes())
             if key in items._ids:

@@ -263,7 +263,7 @@ class _Decoder:
                 entries.append((-1, None, sum(int(w) << (64 * n) for n, w in enumerate(forbidden[k].tolist()))))
             else:
                 entries.append((int(tries[k]), nodes[i:j], 0))
-        return Items.of(entries)
+        return Items.of(entries, tuple(t.n_nodes for t in self.a.tries))
 
     def _pool(self) -> list[Any]:
         """Word sets: dense ones as rows of the whole ones' array, sparse ones as views with

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from constrain.index.items import EMPTY, ROOT, Items
 
 
-@given(st.lists(st.integers(0, 50), min_size=1, max_size=40))
-def test_nodes_in_any_order_with_repeats_are_one_item(nodes):
-    items = Items()
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=40), st.sampled_from([(), (51,), (51, 7)]))
+def test_nodes_in_any_order_with_repeats_are_one_item(nodes, node_counts):
+    items = Items(node_counts)  # (with a trie's node count, many nodes are ordered by a bitmap)
     canonical = np.unique(np.array(nodes, dtype=np.int32))
     a = items.nodes(0, np.array(nodes, dtype=np.int32))
     b = items.nodes(0, canonical)
