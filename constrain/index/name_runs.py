@@ -35,11 +35,24 @@ def name_subtrees(byte: np.ndarray, end: np.ndarray) -> np.ndarray:
     return out
 
 
+MAX_MEMO = 4096  # DFAs whose closed states are kept (cleared when full)
+_memo: dict[int, tuple[DFA, np.ndarray]] = {}
+
+
 def name_closed_states(dfa: DFA) -> np.ndarray:
-    """uint8 per DFA state: bit k where every run of set k's bytes, of any length, stays alive."""
+    """uint8 per DFA state, read-only: bit k where every run of set k's bytes, of any length,
+    stays alive. Kept per DFA object: rule DFAs are shared between grammars, and a rule's trie
+    walks and its pushdown tables both ask (an entry holds its DFA, so an id is not reused)."""
+    hit = _memo.get(id(dfa))
+    if hit is not None and hit[0] is dfa:
+        return hit[1]
     out = np.zeros(dfa.n_states, dtype=np.uint8)
     for k, members in enumerate(NAME_SETS):
         out |= _closed(dfa, members).astype(np.uint8) << k
+    out.setflags(write=False)
+    if len(_memo) >= MAX_MEMO:
+        _memo.clear()  # (a racing fill only repeats the pass)
+    _memo[id(dfa)] = (dfa, out)
     return out
 
 

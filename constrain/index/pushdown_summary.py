@@ -53,8 +53,8 @@ class PushdownSummaries:
             words = np.zeros(trie.n_words, dtype=np.uint32)
             pops = np.empty(caps[2], dtype=np.int32)
             status, n_pops, visited, ordered = summary_walk(
-                trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names, *tables.arrays(),
-                g0, nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting, self.max_stacks, budget,
+                trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names,
+                *tables.arrays(), g0, nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting, self.max_stacks, budget,
             )
             self.nodes_visited += visited
             if status == OK:

@@ -47,8 +47,8 @@ def _next(g, b, rule_of, row_off, table, cls):
 
 @numba.njit(cache=True, nogil=True)
 def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
-                 rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start, free,
-                 g0, firsts, out, pops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks, budget):
+                 rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start,
+                 free, g0, firsts, out, pops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks, budget):
     """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
     of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
     still on the stack; write into `pops` the nodes where it pops (before their byte). Returns

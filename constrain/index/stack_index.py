@@ -54,7 +54,6 @@ class StackTokenAutomaton:
         self._same = rules.same  # rules with the same DFA and exits share walks
         self.exit_filter = ExitFilter(rules)  # which exits can matter to the rest of a stack
         self._readable: dict[tuple[int, int], np.ndarray] = {}
-        self._free: dict[int, np.ndarray] = {}  # per rule class: its states that read any run of name bytes
         self.tries: tuple[TokenTrie, ...] = (index.trie, *(sl.rest for sl in index.slices))
         self._lock = threading.Lock()
         words = np.zeros(index.trie.n_words, dtype=np.uint32)
@@ -144,9 +143,7 @@ class StackTokenAutomaton:
         (int32 node ids; None: the whole trie); returns the boundaries met (nodes, states)."""
         dfa = self.rules.rule(r).dfa
         kinds, follow = self.exit_filter.kinds(self._same[r])
-        free = self._free.get(self._same[r])
-        if free is None:
-            free = self._free.setdefault(self._same[r], name_closed_states(dfa))
+        free = name_closed_states(dfa)  # (its states that read any run of name bytes: name_runs.py)
         starts = _ROOT if firsts is None else firsts
         cap = _BOUNDARY_BUFFER
         while True:

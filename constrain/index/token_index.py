@@ -10,7 +10,6 @@ is harmless (same bits, last write wins).
 from __future__ import annotations
 
 import threading
-from typing import Optional
 
 import numpy as np
 
@@ -28,7 +27,7 @@ class DFATokenAutomaton:
 
     __slots__ = (
         "dfa", "index", "eos_ids", "_rows", "_lock", "_eos_row", "_slices", "_no_exits", "_no_exit_kinds",
-        "_free", "nodes_visited",
+        "nodes_visited",
     )
 
     def __init__(self, dfa: DFA, index: VocabIndex) -> None:
@@ -41,7 +40,6 @@ class DFATokenAutomaton:
         self._slices = SliceChooser(index.slices, index.proofs)
         self._no_exits = np.zeros(dfa.n_states, dtype=np.bool_)  # a token never leaves a regex
         self._no_exit_kinds = np.zeros(dfa.n_states, dtype=np.uint8)  # (the walk's form of it)
-        self._free: Optional[np.ndarray] = None  # (states that read any run of name bytes: name_runs.py)
         self.nodes_visited = 0
 
     def _with_eos(self, words: np.ndarray) -> np.ndarray:
@@ -85,13 +83,10 @@ class DFATokenAutomaton:
         if words is None:
             words = np.zeros(t.n_words, dtype=np.uint32)
         no_boundaries = np.empty(0, dtype=np.int32)  # a regex has no exits
-        free = self._free
-        if free is None:
-            free = self._free = name_closed_states(dfa)
         _, visited = walk_subtrees(
             t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-            dfa.table, self._no_exit_kinds, _NO_FOLLOW, free, t.names, _WHOLE_TRIE, np.int32(state), words, no_boundaries,
-            no_boundaries,
+            dfa.table, self._no_exit_kinds, _NO_FOLLOW, name_closed_states(dfa), t.names, _WHOLE_TRIE, np.int32(state),
+            words, no_boundaries, no_boundaries,
         )
         if self.dfa.accepting[state]:
             row = self._with_eos(words)

@@ -16,7 +16,7 @@ def _mark_tokens(i, tok1, tok_ptr, tok_ids, out):
     """OR in the bits of the token(s) ending at trie node i. Without a branch on whether a
     token ends there (an empty OR into word 0 where none does): about half the nodes of a wide
     walk end a token, in no pattern a CPU predicts, and the mispredictions were a third of a
-    whole-trie walk's time (SQL's NAME from the root: 467 -> 318 us)."""
+    whole-trie walk's time (arithmetic's NAME from the root, captured: 467 -> 318 us)."""
     t = tok1[i]
     if t == -2:  # (several tokens with these bytes: rare, so predicted)
         for k in range(tok_ptr[i], tok_ptr[i + 1]):

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 def warm_kernels(index: "VocabIndex") -> None:
     from ..automata.dfa import DFA
+    from .name_runs import name_closed_states
     from .slice_choice import SliceChooser
     from .walk import walk_subtrees
 
@@ -32,6 +33,6 @@ def warm_kernels(index: "VocabIndex") -> None:
         words = np.zeros(t.n_words, dtype=np.uint32)
         walk_subtrees(
             t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dead.byte_classes, dead.table,
-            np.zeros(1, dtype=np.uint8), np.zeros(256, dtype=np.bool_), np.zeros(1, dtype=np.uint8), t.names,
+            np.zeros(1, dtype=np.uint8), np.zeros(256, dtype=np.bool_), name_closed_states(dead), t.names,
             np.zeros(1, dtype=np.int32), np.int32(0), words, nodes, nodes,
         )

@@ -93,6 +93,8 @@ def test_name_closed_states_equal_a_search():
 def test_name_closed_states_of_regexes(pattern, after, closed):
     dfa = regex_to_dfa(pattern)
     assert name_closed_states(dfa)[dfa.walk(0, after)] == closed
+    assert name_closed_states(dfa) is name_closed_states(dfa)  # (kept per DFA: walks and tables share it)
+    assert not name_closed_states(dfa).flags.writeable
 
 
 def _walk(trie: TokenTrie, dfa: DFA, exits: np.ndarray, firsts: np.ndarray, q: int, free: np.ndarray):
