@@ -21,7 +21,7 @@ from constrain.automata.algebra import difference
 from constrain.automata.rules import compile_rules
 from constrain.automata.stack_semantics import StackSemantics
 from constrain.grammar.lark import translate
-from constrain.grammar.lark.dialect import imports_files, read_dialect
+from constrain.grammar.lark.dialect import read_dialect
 from constrain.grammar.lark.reader import _evaluated, read_grammar
 from constrain.grammar.lark.syntax import Unread, parse
 from constrain.grammar.lark.terminals import lower_terminal
@@ -51,10 +51,8 @@ def _cases() -> list:
 
 def _both(path: Path, start: str):
     text = read_dialect(path.read_text()).text
-    if imports_files(text, [str(path.parent)]):
-        pytest.skip("imports grammar files: Lark's loader reads it")
     try:
-        ours = read_grammar(text, start)
+        ours = read_grammar(text, start, [str(path.parent)], str(path))
     except Unread as exc:
         pytest.skip(f"left to Lark's loader: {exc}")
     theirs = translate._load_with_lark(text, start, [str(path.parent)], str(path))
@@ -212,3 +210,54 @@ def test_a_literal_reads_as_lark_reads_it(body):
             _evaluated(body)
         return
     assert _evaluated(body) == expected
+
+
+def _files(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {  # a relative import of a rule: its terminals and subrules renamed, `_` kept in front
+            "g.lark": "start: pair\n%import .lib.pair\n%import common.WS\n%ignore WS\n",
+            "lib.lark": 'pair: _key ":" VALUE\n_key: NAME\nNAME: /[a-z]+/\nVALUE: DIGIT+\n%import common.DIGIT\n%ignore " "\n',
+        },
+        {  # a module of the import paths named like Lark's own: it is the one read
+            "g.lark": "start: NUMBER (\",\" NUMBER)*\n%import common.NUMBER\n",
+            "common.lark": 'NUMBER: "one" | "two"\n',
+        },
+        {  # a module in a subfolder importing its neighbour relatively, with aliases
+            "g.lark": "start: x Y\n%import .sub.a (x, Y)\n",
+            "sub/a.lark": 'x: "<" z ">"\n%import .b.z\nY: "y"+\n',
+            "sub/b.lark": 'z: Z+\nZ: "z"\n',
+        },
+    ],
+    ids=["relative", "shadows-common", "nested"],
+)
+def test_imported_files_are_read_like_lark(files, tmp_path):
+    _files(tmp_path, files)
+    path = tmp_path / "g.lark"
+    read_grammar(files["g.lark"], "start", [str(tmp_path)], str(path))  # (read by us, not left to Lark)
+    test_terminals_have_the_languages_lark_gives_them(path, "start", None)
+    test_random_texts_of_either_loader_are_texts_of_the_other(path, "start", None)
+
+
+def test_a_module_lark_would_read_from_elsewhere_is_left_to_lark(tmp_path):
+    _files(tmp_path, {"common.lark": 'SIGNED_INT: "7"\n'})
+    with pytest.raises(Unread, match="import paths"):  # (lark.lark's own import of common: Lark
+        read_grammar("start: NUMBER\n%import lark.NUMBER\n", "start", [str(tmp_path)])  # reads ours)
+    with pytest.raises(Unread, match="not found"):
+        read_grammar("start: x\n%import .nowhere.x\n", "start", [str(tmp_path)], str(tmp_path / "g.lark"))
+    with pytest.raises(GrammarError, match="nowhere"):  # (Lark's loader: FileNotFoundError)
+        translate.lark_rules("start: x\n%import .nowhere.x\n", import_paths=[str(tmp_path)])
+    read_grammar("start: NUMBER\n%import lark.NUMBER\n", "start")  # (no import paths: Lark's own)
+
+
+def test_the_reader_reads_an_imported_file_not_lark(tmp_path):
+    _files(tmp_path, {"lib.lark": 'pair: NAME "=" NAME\nNAME: /[a-z]+/\n'})
+    loaded = read_grammar("start: pair\n%import .lib.pair\n", "start", [str(tmp_path)])
+    assert set(loaded.rules) == {"start", "pair"}
+    assert "lib__NAME" in loaded.terminals

@@ -1,28 +1,67 @@
 """A Lark grammar's definitions as Lark's loader makes them, before any pattern or rule is
-built (reader.py builds those): statements by name, `%import` of Lark's built-in grammars
-(common, unicode, python, lark; their symbols' dependencies renamed `module__NAME` as Lark
-does), `%declare`, `%override`, `%extend`, and the checks Lark makes (a symbol used but not
-defined, defined twice, a rule in a terminal, template arguments...). What Lark's loader must
-decide raises syntax.Unread."""
+built (reader.py builds those): statements by name, `%import` of grammar files and of Lark's
+built-in grammars (common, unicode, python, lark), looked up where Lark looks and their
+symbols' dependencies renamed `module__NAME` as Lark does, `%declare`, `%override`, `%extend`,
+and the checks Lark makes (a symbol used but not defined, defined twice, a rule in a terminal,
+template arguments...). What Lark's loader must decide raises syntax.Unread."""
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Any
+from typing import Any, Optional, Sequence
 
+from .dialect import imports_files
 from .syntax import Definition, Expr, Statements, Unread, parse
 
 
-def definitions(statements: Statements) -> dict[str, Definition]:
+class Imports:
+    """Where `%import` finds a module, in Lark's order: each of `import_paths`, then (a relative
+    import only) `folder`, the importing file's own (Lark's: the folder part of the grammar's
+    source name, "" for text), then Lark's own grammars. A file is read at every load (it may
+    have changed); Lark's own grammars are read once per process."""
+
+    def __init__(self, import_paths: Sequence[str] = (), folder: Optional[str] = None) -> None:
+        self.import_paths = tuple(import_paths)
+        self.folder = folder
+
+    def module(self, path: tuple[str, ...], relative: bool) -> dict[str, Definition]:
+        """The definitions of module `path`, its own imports applied."""
+        grammar_path = os.path.join(*path) + ".lark"
+        for folder in self.import_paths + ((self.folder,) if relative and self.folder is not None else ()):
+            file = os.path.join(folder, grammar_path)
+            if os.path.isfile(file):
+                try:
+                    with open(file, encoding="utf-8") as fh:
+                        text = fh.read()
+                except (OSError, UnicodeDecodeError):
+                    raise Unread(f"module {'.'.join(path)}: {file} unreadable") from None
+                statements = _parsed(text)
+                defs = definitions(statements, Imports(self.import_paths, os.path.split(file)[0]))
+                validate(defs, statements)
+                return defs
+        if relative:
+            raise Unread(f"relative module {'.'.join(path)} not found")
+        if self.import_paths and imports_files(_builtin_text(path), list(self.import_paths)):
+            raise Unread(f"module {'.'.join(path)} imports a file of the import paths")
+        return _module_definitions(path)
+
+
+BUILT_IN = Imports()
+
+
+def definitions(statements: Statements, imports: Imports = BUILT_IN) -> dict[str, Definition]:
     """Every definition by name: imported ones (renamed), the text's own, declared terminals,
     then %override and %extend applied."""
     defs: dict[str, Definition] = {}
-    modules: dict[tuple[str, ...], dict[str, str]] = {}  # (a module's imports are one, as in Lark:
-    for path, names in statements.imports:  # what two of them use is imported once)
-        modules.setdefault(path, {}).update(names)
-    for path, names in modules.items():
-        for name, d in _imported(path, names).items():
+    modules: dict[tuple[str, ...], tuple[bool, dict[str, str]]] = {}  # (a module's imports are one, as in
+    for imp in statements.imports:  # Lark: what two of them use is imported once)
+        relative, names = modules.setdefault(imp.path, (imp.relative, {}))
+        if relative != imp.relative:
+            raise Unread(f"module {'.'.join(imp.path)} imported both relative and not")
+        names.update(imp.names)
+    for path, (relative, names) in modules.items():
+        for name, d in _imported(path, names, imports.module(path, relative)).items():
             _define(defs, d, name)
     for d in statements.definitions:
         _define(defs, d, d.name)
@@ -47,10 +86,9 @@ def _define(defs: dict[str, Definition], d: Definition, name: str) -> None:
     defs[name] = d
 
 
-def _imported(path: tuple[str, ...], names: dict[str, str]) -> dict[str, Definition]:
-    """The definitions `%import path (names)` brings: the names (as their aliases) and what
-    they use, renamed `path__NAME` (a `_NAME` as `_path__NAME`)."""
-    module = _module_definitions(path)
+def _imported(path: tuple[str, ...], names: dict[str, str], module: dict[str, Definition]) -> dict[str, Definition]:
+    """The definitions `%import path (names)` brings from `module`: the names (as their
+    aliases) and what they use, renamed `path__NAME` (a `_NAME` as `_path__NAME`)."""
     prefix = "__".join(path)
     wanted = list(names)
     needed: list[str] = []
@@ -84,16 +122,27 @@ def _imported(path: tuple[str, ...], names: dict[str, str]) -> dict[str, Definit
 @lru_cache(maxsize=None)
 def _module_definitions(path: tuple[str, ...]) -> dict[str, Definition]:
     """One of Lark's own grammars (grammars/ in the lark package), read once per process."""
+    statements = parse(_builtin_text(path))
+    defs = definitions(statements)
+    validate(defs, statements)
+    return defs
+
+
+@lru_cache(maxsize=None)
+def _builtin_text(path: tuple[str, ...]) -> str:
     import lark
 
     file = os.path.join(os.path.dirname(lark.__file__), "grammars", *path) + ".lark"
     if not os.path.isfile(file):
         raise Unread(f"module {'.'.join(path)} is no grammar of Lark's own")
     with open(file, encoding="utf-8") as fh:
-        statements = parse(fh.read())
-    defs = definitions(statements)
-    validate(defs, statements)
-    return defs
+        return fh.read()
+
+
+@lru_cache(maxsize=64)
+def _parsed(text: str) -> Statements:
+    """A module file's statements (kept by text: never written to)."""
+    return parse(text)
 
 
 def _symbols(e: Expr) -> set[str]:

@@ -1,10 +1,11 @@
 """A Lark grammar's rules and terminals without Lark's loader (syntax.py reads the text).
 
 What Lark's loader makes of a grammar that matters to its language, built directly:
-- definitions (definitions.py), with `%import` of Lark's own grammars (common, unicode,
-  python, lark; their symbols' dependencies renamed `module__NAME` as Lark does), `%declare`,
-  `%override`, `%extend`, and the checks Lark makes (a symbol used but not defined, defined twice, a rule in
-  a terminal, a recursive terminal, an empty literal, template arguments...);
+- definitions (definitions.py), with `%import` of grammar files and of Lark's own grammars
+  (common, unicode, python, lark), looked up where Lark looks, their symbols' dependencies
+  renamed `module__NAME` as Lark does; `%declare`, `%override`, `%extend`, and the checks Lark
+  makes (a symbol used but not defined, defined twice, a rule in a terminal, a recursive
+  terminal, an empty literal, template arguments...);
 - each terminal's pattern as Lark composes it (a regex text joined from its parts, flags
   wrapped as `(?i:...)`: a lookaround in one part sees the text after it, as in Lark), with
   Lark's own literal escaping (`eval_escaping`) and pattern classes, so terminals.py lowers
@@ -14,17 +15,18 @@ What Lark's loader makes of a grammar that matters to its language, built direct
   iteration), `x ~ n..m` as n..m copies; string and regex literals as anonymous terminals;
   template uses as rules of their own. Priorities, aliases and `?`/`!`/`_` shape trees only.
 
-Anything else raises syntax.Unread and Lark's loader takes the text (files imported, a syntax
-error: Lark's messages say where). Test: tests/grammar/test_lark_reader.py, against Lark's
-loader on the shipped grammars and on ../shared/data/lark-grammars.
+Anything else raises syntax.Unread and Lark's loader takes the text (a syntax error: Lark's
+messages say where). Test: tests/grammar/test_lark_reader.py, against Lark's loader on the
+shipped grammars and on ../shared/data/lark-grammars.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
-from .definitions import definitions, renamed, validate, walk
+from .definitions import Imports, definitions, renamed, validate, walk
 from .syntax import Definition, Expr, Unread, parse
 
 MAX_EXPANSIONS = 4096  # alternatives one rule may multiply out to (beyond: Lark's loader decides)
@@ -42,10 +44,12 @@ class LoadedGrammar:
     ignore: list[str]
 
 
-def read_grammar(text: str, start: str) -> LoadedGrammar:
-    """The grammar of `text` from rule `start`; raises Unread where Lark's loader must decide."""
+def read_grammar(text: str, start: str, import_paths: Sequence[str] = (), source: str = "<grammar>") -> LoadedGrammar:
+    """The grammar of `text` from rule `start`; raises Unread where Lark's loader must decide.
+    `%import` looks in `import_paths`, then (relative imports) in `source`'s folder, as Lark's
+    loader does with the same arguments."""
     statements = parse(text)
-    defs = definitions(statements)
+    defs = definitions(statements, Imports(import_paths, os.path.split(source)[0]))
     validate(defs, statements)
     if start not in defs or defs[start].is_term or defs[start].params:
         raise Unread(f"no rule {start}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 Expr = tuple
 
@@ -100,13 +100,22 @@ class Definition:
     is_term: bool = False
 
 
+class Import(NamedTuple):
+    """`%import path (names)`: name -> alias; `relative`: `%import .path...` (the importing
+    file's folder is searched, after the import paths)."""
+
+    path: tuple[str, ...]
+    names: dict[str, str]
+    relative: bool
+
+
 @dataclass
 class Statements:
     definitions: list[Definition] = field(default_factory=list)
     overrides: list[Definition] = field(default_factory=list)
     extends: list[Definition] = field(default_factory=list)
     ignores: list[Expr] = field(default_factory=list)
-    imports: list[tuple[tuple[str, ...], dict[str, str]]] = field(default_factory=list)  # (module path, name -> alias)
+    imports: list[Import] = field(default_factory=list)
     declared: list[str] = field(default_factory=list)
 
 
@@ -169,9 +178,10 @@ class _Parser:
         else:
             raise Unread(f"directive {word}")
 
-    def import_(self) -> tuple[tuple[str, ...], dict[str, str]]:
-        if self.at("PUNCT", "."):
-            raise Unread("a relative import")
+    def import_(self) -> Import:
+        relative = self.at("PUNCT", ".")
+        if relative:
+            self.i += 1
         path = [self.take("NAME")]
         while self.at("PUNCT", "."):
             self.i += 1
@@ -183,7 +193,7 @@ class _Parser:
                 self.i += 1
                 names.append(self.take("NAME"))
             self.take("PUNCT", ")")
-            return tuple(path), {n: n for n in names}
+            return Import(tuple(path), {n: n for n in names}, relative)
         if len(path) < 2:
             raise Unread("an import of nothing")
         alias = path[-1]
@@ -192,7 +202,7 @@ class _Parser:
             alias = self.take("NAME")
             if is_rule_name(alias) != is_rule_name(path[-1]):
                 raise Unread("an alias of the other kind")
-        return tuple(path[:-1]), {path[-1]: alias}
+        return Import(tuple(path[:-1]), {path[-1]: alias}, relative)
 
     def definition(self) -> Definition:
         modifiers = self.take("MODIFIERS") if self.at("MODIFIERS") else ""

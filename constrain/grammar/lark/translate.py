@@ -28,7 +28,7 @@ from ...automata.dfa import DFA
 from ...errors import GrammarError, UnsupportedGrammarError
 from ...limits import Limits
 from ...vocab.special_bytes import virtual_bytes
-from .dialect import Dialect, imports_files, read_dialect
+from .dialect import Dialect, read_dialect
 from .inline import inlined
 from .json_embed import schema_rules
 from .left_recursion import to_ir, without_left_recursion
@@ -165,14 +165,14 @@ def _use(terminal: Terminal) -> ir.Node:
 
 def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str, reader: bool = True) -> tuple[LoadedGrammar, Dialect]:
     """The grammar's rules, terminals and ignored terminals, by our own reader (reader.py) where
-    it takes the text, else by Lark's loader (files imported, anything the reader leaves to
-    Lark; its errors become GrammarError with Lark's message, line and column)."""
+    it takes the text (grammar files imported too), else by Lark's loader (anything the reader
+    leaves to Lark; its errors become GrammarError with Lark's message, line and column)."""
     if not isinstance(text, str):
         raise TypeError(f"a Lark grammar is text (str), got {type(text).__name__}")
     dialect = read_dialect(text)  # (options: only an empty %llguidance header passes)
-    if reader and not imports_files(dialect.text, [str(p) for p in import_paths]):
+    if reader:
         try:
-            return read_grammar(dialect.text, start), dialect
+            return read_grammar(dialect.text, start, [str(p) for p in import_paths], source), dialect
         except (Unread, RecursionError):  # (Lark's loader then says what it makes of the text)
             pass
     return _load_with_lark(dialect.text, start, import_paths, source), dialect
@@ -191,6 +191,8 @@ def _load_with_lark(text: str, start: str, import_paths: Sequence[Path | str], s
         term_defs, rule_defs, ignore_names = grammar.compile([start], set())
     except LarkError as exc:
         raise GrammarError(f"Lark grammar {source}: {exc}") from None
+    except OSError as exc:  # (an %import Lark found nowhere: it opens the bare name to fail)
+        raise GrammarError(f"Lark grammar {source}: cannot read an imported grammar: {exc}") from None
     except RecursionError:
         raise GrammarError(f"Lark grammar {source}: nested too deeply to load") from None
     rules: dict[str, list[tuple[str, ...]]] = {}
