@@ -181,6 +181,15 @@ def test_texts_lark_refuses_are_left_to_lark(text):
         "?start: x\n  | y // a comment\n  # another\n  | z\nx: \"x\"\ny: \"y\"\nz.2: \"z\" -> zed\n",
         'start: KW\nKW: "select"i | /from/i\n',
         'start: A\nA: "a".."c" ~ 2 B?\nB: /[0-9]+/\n%declare C\n',
+        # groups after a terminal stay one item: nested, optional, holding nullable rules
+        'start: "a" (b | c)? d? ("x" (e | "f")? )* "z"\nb: "b"\nc: "c"?\nd: "d"\ne: "e"? "e"?\n',
+        'start: x\nx: x "+" (t | "(" x ")") | t\nt: "t" ("!" | "?")?\n',  # left recursion, a group in its tail
+        # left recursion after a nullable rule: groups multiplied out before the empty string goes
+        'start: s\ns: n s "x" ("y" | n)? | "q"\nn: "n"?\n',
+        'start: s\ns: n s "x" ("y" | n) | "q"\nn: "n"?\n',
+        'start: "a" [b] (b | "c")\nb: "b"\n',  # [..]: multiplied out as Lark does
+        'start: "a" b? ("c" | b) -> one\n  | "e" -> two\nb: "b"\n',  # aliases: likewise
+        'start: (a | b) "k" (a | b)+\na: "a"\nb: "b" a?\n',  # a group before the first terminal
     ],
 )
 def test_constructs_the_reader_reads_like_lark(text, tmp_path):
@@ -261,3 +270,20 @@ def test_the_reader_reads_an_imported_file_not_lark(tmp_path):
     loaded = read_grammar("start: pair\n%import .lib.pair\n", "start", [str(tmp_path)])
     assert set(loaded.rules) == {"start", "pair"}
     assert "lib__NAME" in loaded.terminals
+
+
+def test_groups_after_a_terminal_are_not_multiplied_out():
+    from constrain.grammar.lark.left_recursion import Group
+
+    text = 'start: "c" ("t" | "u")? "k" ("i" "n" "e")? ("b" | "a" | "o" "f")? "x"\n'
+    (expansion,) = read_grammar(text, "start").rules["start"]  # (Lark: 2 * 2 * 4 = 16 copies)
+    assert sum(isinstance(x, Group) for x in expansion) == 3
+    assert len(read_grammar('start: ("a" | "b") "c"\n', "start").rules["start"]) == 2  # (first: multiplied)
+    assert len(read_grammar('start: "a" [("b" | "c")]\n', "start").rules["start"]) == 3  # ([..]: as Lark)
+
+
+def test_a_nullable_rule_in_a_group_keeps_the_empty_text_when_left_recursion_removes_it(tmp_path):
+    text = 'start: s\ns: n s "x" ("y" | n) | "q"\nn: "n"?\n'  # (qx: the group's n reads nothing)
+    sem = _semantics(text, "start", tmp_path, True)
+    assert all(_accepts(sem, t) for t in (b"qx", b"qxy", b"nqxn", b"qxnx"))
+    assert not _accepts(sem, b"qxyy")

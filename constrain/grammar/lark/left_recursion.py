@@ -9,8 +9,10 @@ direct recursion `A: A a | b` becomes `A: b (a)*`. Where a rule reaches itself a
 rules that can derive the empty string, the grammar first loses the empty string (see
 _without_empty) so that the recursion shows at the front.
 
-Rules are lists of expansions; an expansion is a tuple of items: a symbol name, or a Star (any
-number of its expansions, one after another).
+Rules are lists of expansions; an expansion is a tuple of items: a symbol name, a Star (any
+number of its expansions, one after another), or a Group (one of its expansions, or maybe
+none: the reader keeps a group so only after an expansion's first terminal, where it can hold
+no left corner and the expansion is not nullable whatever it holds).
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ class Plus:
     expansions: tuple[tuple, ...]
 
 
-Item = Union[str, Star]
+@dataclass(frozen=True)
+class Group:
+    """One of its expansions (or none, where `optional`): only after a terminal (see above)."""
+
+    expansions: tuple[tuple, ...]
+    optional: bool
+
+
+Item = Union[str, Star, Group]
 Rules = dict[str, list[tuple]]
 
 
@@ -51,7 +61,9 @@ def without_left_recursion(rules: Rules, is_terminal: Callable[[str], bool]) -> 
     if any(hidden and callee in group for group in groups for name in group for callee, hidden in corners[name]):
         # A rule reaches itself after rules that may match nothing: without the empty string
         # anywhere (each expansion once with and once without every such rule) the recursion
-        # shows at the front. Only then: it multiplies expansions.
+        # shows at the front. Only then: it multiplies expansions (groups first: a nullable
+        # rule inside one loses the empty string too).
+        rules = {name: _ungrouped(name, exps) for name, exps in rules.items()}
         rules = _without_empty(rules, nullable, is_terminal)
         emptied = nullable
         corners = {name: _left_corners(exps, rules, set(), is_terminal) for name, exps in rules.items()}
@@ -65,6 +77,42 @@ def without_left_recursion(rules: Rules, is_terminal: Callable[[str], bool]) -> 
 
 
 MAX_EMPTY_VARIANTS = 256  # expansions one expansion may become when the empty string goes
+MAX_UNGROUPED = 4096  # expansions one rule may become when its groups are multiplied out
+
+
+def symbols(expansion: tuple) -> list[str]:
+    """The symbol names of an expansion, those inside its Stars and Groups too."""
+    out: list[str] = []
+    stack = [expansion]
+    while stack:
+        for x in stack.pop():
+            if isinstance(x, str):
+                out.append(x)
+            else:
+                stack.extend(x.expansions)
+    return out
+
+
+def _ungrouped(name: str, expansions: list[tuple]) -> list[tuple]:
+    """The expansions with every Group multiplied out (Lark's own form of them)."""
+    if not any(isinstance(x, Group) for e in expansions for x in e):
+        return expansions
+    out: dict[tuple, None] = {}
+    for e in expansions:
+        product: list[tuple] = [()]
+        for x in e:
+            if isinstance(x, Group):
+                options = [*_ungrouped(name, list(x.expansions)), *([()] if x.optional else [])]
+                product = [a + b for a in product for b in options]
+            else:
+                product = [a + (x,) for a in product]
+            if len(product) > MAX_UNGROUPED:
+                raise UnsupportedGrammarError(
+                    "left recursion through rules that can be empty", f"rule {name}",
+                    f"its optional parts make over {MAX_UNGROUPED} expansions",
+                )
+        out.update(dict.fromkeys(product))
+    return list(out)
 
 
 def _without_empty(rules: Rules, nullable: set[str], is_terminal: Callable[[str], bool]) -> Rules:
@@ -100,6 +148,9 @@ def to_ir(expansions: list[tuple], lower: Callable[[str], ir.Node]) -> ir.Node:
             return ir.repeat(to_ir(list(x.expansions), lower), 0, None)
         if isinstance(x, Plus):
             return ir.repeat(to_ir(list(x.expansions), lower), 1, None)
+        if isinstance(x, Group):
+            inner = to_ir(list(x.expansions), lower)
+            return ir.repeat(inner, 0, 1) if x.optional else inner
         return lower(x)
 
     return factored(_plus_rule(expansions) or [_with_plus(e) for e in expansions], item)

@@ -11,9 +11,17 @@ What Lark's loader makes of a grammar that matters to its language, built direct
   Lark's own literal escaping (`eval_escaping`) and pattern classes, so terminals.py lowers
   them exactly as it lowers Lark's;
 - rules as alternatives of symbol sequences: groups, `?` and `[...]` multiplied out as Lark
-  does, `x+` and `x*` as left-recursive helper rules (left_recursion.py folds them into
-  iteration), `x ~ n..m` as n..m copies; string and regex literals as anonymous terminals;
-  template uses as rules of their own. Priorities, aliases and `?`/`!`/`_` shape trees only.
+  does up to an expansion's first terminal, and after it kept as Group items (below);
+  `x+` and `x*` as left-recursive helper rules (left_recursion.py folds them into iteration),
+  `x ~ n..m` as n..m copies; string and regex literals as anonymous terminals; template uses as
+  rules of their own. Priorities, aliases and `?`/`!`/`_` shape trees only.
+
+Lark multiplies every optional part and group out into copies of the whole rule (SQLite's
+`create_trigger_stmt`: 1,920 copies, 33,920 symbols), which the lowering then had to factor
+back. Past an expansion's first terminal no left corner, nullable prefix or left recursion can
+be, so a group there stays one item (left_recursion.Group): the same language, written once.
+Before the first terminal, and in rules whose `[...]` or aliases could make two alternatives
+the same (Lark refuses those: duplicates must be seen), everything is multiplied out as Lark does.
 
 Anything else raises syntax.Unread and Lark's loader takes the text (a syntax error: Lark's
 messages say where). Test: tests/grammar/test_lark_reader.py, against Lark's loader on the
@@ -27,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 from .definitions import Imports, definitions, renamed, validate, walk
+from .left_recursion import Group, symbols
 from .syntax import Definition, Expr, Unread, parse
 
 MAX_EXPANSIONS = 4096  # alternatives one rule may multiply out to (beyond: Lark's loader decides)
@@ -80,6 +89,7 @@ class _Builder:
         self.anonymous: dict[Any, str] = {}  # pattern -> its anonymous terminal's name
         self.helpers: dict[tuple, str] = {}  # a repetition's alternatives -> its helper rule
         self.repeated = False  # (a rule's alternatives met the same one twice)
+        self.full = True  # (multiply every group out, as Lark does: the rule has [...] or aliases)
         self.pending: list[tuple[str, Expr]] = []
 
     def build(self, start: str, ignores: list[Expr]) -> LoadedGrammar:
@@ -109,7 +119,7 @@ class _Builder:
         terminals: dict[str, Any] = {}
         for exps in rules.values():
             for exp in exps:
-                for s in exp:
+                for s in symbols(exp):
                     if s not in rules and s not in terminals:
                         terminals[s] = self.patterns.get(s)
         for name in ignore:
@@ -121,7 +131,7 @@ class _Builder:
         stack = [start]
         while stack:
             for exp in self.rules[stack.pop()]:
-                for s in exp:
+                for s in symbols(exp):
                     if s in self.rules and s not in seen:
                         seen.add(s)
                         stack.append(s)
@@ -212,19 +222,31 @@ class _Builder:
         `[x]` leaves placeholders that tell the copies apart until they are dropped): then
         Lark decides. Otherwise repeated alternatives are one, as in Lark."""
         self.repeated = False
+        self.full = any(x[0] in ("maybe", "alias") for x in walk(body))
         out = self.alternatives(body)
-        if self.repeated and any(x[0] in ("maybe", "alias") for x in walk(body)):
+        if self.repeated and self.full:
             raise Unread(f"rule {name} may have the same alternative twice")
         return out
 
     def alternatives(self, e: Any) -> list[tuple[str, ...]]:
-        if isinstance(e, list):  # a sequence: the product of its items' alternatives
-            product: list[tuple[str, ...]] = [()]
+        if isinstance(e, list):  # a sequence: the product of its items' alternatives (a group
+            product: list[tuple] = [()]  # after a terminal: one item)
             for x in e:
                 options = self.alternatives(x)
-                if len(product) * len(options) > MAX_EXPANSIONS:
+                if len(options) == 1:
+                    product = [a + options[0] for a in product]
+                    continue
+                grouped = None
+                out: list[tuple] = []
+                for a in product:
+                    if self.full or not self.has_terminal(a):
+                        out.extend(a + b for b in options)
+                    else:
+                        grouped = grouped or _group(options)
+                        out.append(a + grouped)
+                if len(out) > MAX_EXPANSIONS:
                     raise Unread("too many alternatives")
-                product = [a + b for a in product for b in options]
+                product = out
             return self.distinct(product)
         kind = e[0]
         if kind == "alt":
@@ -263,6 +285,13 @@ class _Builder:
         unit = options[0] if len(options) == 1 and len(options[0]) == 1 else (self.helper(("one", tuple(options)), lambda h: options),)
         return [unit * k for k in range(lo, hi + 1)]
 
+    def has_terminal(self, expansion: tuple) -> bool:
+        """Does the expansion hold a terminal (a group after it stays one item)?"""
+        for s in expansion:
+            if isinstance(s, str) and (s in self.patterns or (s in self.defs and self.defs[s].is_term)):
+                return True
+        return False
+
     def distinct(self, alternatives: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
         out = list(dict.fromkeys(alternatives))
         if len(out) != len(alternatives):
@@ -295,3 +324,9 @@ class _Builder:
             return self.instance(a), ("sym", self.instance(a))
         (name,) = self.alternatives(a)[0]
         return name, ("sym", name)
+
+
+def _group(options: list[tuple]) -> tuple:
+    """Alternatives (one of them maybe empty) as an expansion of one Group item."""
+    kept = tuple(o for o in options if o)
+    return (Group(kept, len(kept) < len(options)),)

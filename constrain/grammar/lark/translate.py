@@ -31,7 +31,7 @@ from ...vocab.special_bytes import virtual_bytes
 from .dialect import Dialect, read_dialect
 from .inline import inlined
 from .json_embed import schema_rules
-from .left_recursion import to_ir, without_left_recursion
+from .left_recursion import symbols, to_ir, without_left_recursion
 from .reader import LoadedGrammar, read_grammar
 from .syntax import Unread
 from .terminals import Terminal, first_bytes, lower_terminal
@@ -68,8 +68,8 @@ def lark_rules(
     bnf = loaded.rules
     is_terminal: dict[str, bool] = {}
     for origin, expansions in bnf.items():
-        for symbols in expansions:
-            for s in symbols:
+        for expansion in expansions:
+            for s in symbols(expansion):
                 is_terminal[s] = s not in bnf
                 if s not in bnf and s not in terminals:
                     raise UnsupportedGrammarError(
