@@ -6,11 +6,18 @@ match is the longest, as a regex match is) pops only where it cannot read the ne
 tops its return reaches are *restricted*, they may not read first a byte the greedy rule reads
 in its state. A greedy rule calls nothing, so it is only ever the top of the stack it starts in
 and one closure restricts at most once.
+
+A byte step needs the union of the stacks' closures, not each one: an ambiguous grammar
+(`expr: expr "+" expr`) holds a stack per nesting depth after n operators, each closure pops
+through all the frames below it, and stepping each closure alone costs O(n^2) a byte. A
+stack's closure is its *own level* (what it reaches without popping to its parent) plus, where
+that level pops, its parent's closure; `step` unions own levels down each parent chain and
+stops at a parent whose closure is in already (they share tails): O(n) a byte.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -30,6 +37,7 @@ class StackSemantics:
         self.max_stacks = max_stacks
         self._closure: dict[Stack, tuple[frozenset, bool]] = {}
         self._restricted: dict[Stack, tuple[frozenset, int]] = {}
+        self._levels: dict[Stack, tuple[frozenset, bool, int, bool]] = {}
         self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
         self._bits: dict[tuple[int, int], int] = {}
         self._greedy = getattr(rules, "greedy", None) if getattr(rules, "any_greedy", False) else None
@@ -104,25 +112,88 @@ class StackSemantics:
                     todo.append(parent)
         return frozenset(out), complete
 
-    def step(self, stacks: Iterable[tuple], byte: int) -> frozenset:
-        nxt = set()
+    def own_level(self, stack: tuple) -> tuple[frozenset, bool, int, bool]:
+        """(the tops `stack`'s closure reaches without popping to its parent, whether they pop
+        to it, the bytes before which they may not: a greedy top's return, one bit each, whether
+        they empty the stack). The closure is these tops and, where they pop, the parent's
+        closure (see above)."""
+        hit = self._levels.get(stack)
+        if hit is not None:
+            return hit
+        r, q, parent, _ = stack
+        if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
+            reads = self.read_bits(r, q)
+            if reads:
+                hit = self._levels[stack] = (frozenset({stack}), True, reads, False)
+                return hit
+        out: set[tuple] = set()
+        pops = complete = False
+        todo = [stack]
+        rs = self.rules
+        while todo:
+            s = todo.pop()
+            if s in out:
+                continue
+            out.add(s)
+            r, q, p, depth = s
+            rule = rs.rule(r)
+            calls = rule.calls[q]
+            if calls and depth >= self.max_depth:
+                raise LimitExceededError("grammar stack depth", self.max_depth, "Limits(max_stack_depth=...)")
+            for k, t in calls:
+                todo.append((k, 0, (r, t, p, depth), depth + 1))
+            if rule.dfa.accepting[q]:
+                if p is None:
+                    complete = True
+                elif p is parent:  # (frames of this level hold the stack's own parent; deeper ones, frames of it)
+                    pops = True
+                else:
+                    todo.append(p)
+        hit = self._levels[stack] = (frozenset(out), pops, 0, complete)
+        return hit
+
+    def step(self, stacks: frozenset, byte: int) -> frozenset:
         bit = 1 << byte
+        if len(stacks) == 1:  # (one stack, most texts: its memoized closure, no union to build)
+            return self._step_one(next(iter(stacks)), byte, bit)
+        tops: set[tuple] = set()
+        done: set[int] = set()  # ids of parents whose closures are in `tops` (frames outlive the call)
         for s in stacks:
-            tops = self.closure(s)[0]
-            limit = self.restriction(s)
-            for top in tops:
-                if limit is not None and limit[1] & bit and top in limit[0]:
-                    continue
-                r, q, parent, depth = top
-                rows, classes = self.tables(r)
-                t = rows[q][classes[byte]]
-                if t >= 0:
-                    nxt.add((r, t, parent, depth))
+            level, pops, forbidden, _ = self.own_level(s)
+            tops |= level
+            while pops and not forbidden & bit:
+                s = s[2]
+                if id(s) in done:
+                    break
+                done.add(id(s))
+                level, pops, forbidden, _ = self.own_level(s)
+                tops |= level
+        nxt = set()
+        for top in tops:
+            r, q, parent, depth = top
+            rows, classes = self.tables(r)
+            t = rows[q][classes[byte]]
+            if t >= 0:
+                nxt.add((r, t, parent, depth))
         if len(nxt) > self.max_stacks:
             raise LimitExceededError(
                 "readings of the text at one position (an ambiguous grammar's stacks)", self.max_stacks,
                 "Limits(max_stacks=...)",
             )
+        return frozenset(nxt)
+
+    def _step_one(self, stack: tuple, byte: int, bit: int) -> frozenset:
+        nxt = set()
+        tops = self.closure(stack)[0]
+        limit = self.restriction(stack)  # (valid after closure(stack))
+        for top in tops:
+            if limit is not None and limit[1] & bit and top in limit[0]:
+                continue
+            r, q, parent, depth = top
+            rows, classes = self.tables(r)
+            t = rows[q][classes[byte]]
+            if t >= 0:
+                nxt.add((r, t, parent, depth))
         return frozenset(nxt)
 
     def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:
@@ -133,7 +204,19 @@ class StackSemantics:
         return stacks
 
     def is_complete(self, stacks: frozenset) -> bool:
-        return any(self.closure(s)[1] for s in stacks)
+        if len(stacks) == 1:
+            return self.closure(next(iter(stacks)))[1]
+        done: set[int] = set()  # (as in step: a parent's closure once)
+        for s in stacks:
+            while True:
+                _, pops, _, complete = self.own_level(s)
+                if complete:
+                    return True
+                s = s[2]
+                if not pops or id(s) in done:
+                    break
+                done.add(id(s))
+        return False
 
     def next_bytes(self, stacks: frozenset) -> set[int]:
         """Bytes that can come next (for forced bytes)."""

@@ -58,3 +58,52 @@ def test_greedy_rules_must_be_leaves_that_read_something():
         compile_rules(rules, "start", greedy=("A",))
     with pytest.raises(GrammarError, match="greedy rule 'start'"):
         compile_rules(rules, "start", greedy=("start",))
+
+
+def _reference_step(sem: StackSemantics, stacks, byte: int) -> frozenset:
+    """A byte step over each stack's whole closure (what `step` computes from own levels)."""
+    out = set()
+    for s in stacks:
+        tops = sem.closure(s)[0]
+        limit = sem.restriction(s)  # (valid after closure(s))
+        for r, q, parent, depth in tops:
+            if limit is not None and limit[1] >> byte & 1 and (r, q, parent, depth) in limit[0]:
+                continue
+            t = sem.rules.rule(r).dfa.table[q, sem.rules.rule(r).dfa.byte_classes[byte]]
+            if t >= 0:
+                out.add((r, int(t), parent, depth))
+    return frozenset(out)
+
+
+AMBIGUOUS = {  # expr: expr "+" expr | expr "*" expr | NAME | "(" expr ")" (left recursion removed by hand)
+    "start": ir.concat(ir.RuleRef("expr"), ir.repeat(ir.literal(" "), 0, None)),
+    "expr": ir.concat(
+        ir.alt(ir.RuleRef("NAME"), ir.concat(ir.literal("("), ir.RuleRef("expr"), ir.literal(")"))),
+        ir.repeat(ir.concat(ir.alt(ir.literal("+"), ir.literal("*")), ir.RuleRef("expr")), 0, None),
+    ),
+    "NAME": ir.repeat(LETTERS, 1, None),
+}
+
+
+@pytest.mark.parametrize("greedy", [(), ("NAME",)])
+def test_steps_over_own_levels_equal_steps_over_whole_closures(greedy):
+    import random
+
+    rules = compile_rules(AMBIGUOUS, "start", greedy=greedy)
+    rng = random.Random(7)
+    for _ in range(30):
+        sem, ref = StackSemantics(rules), StackSemantics(rules)
+        stacks = sem.initial()
+        for _ in range(40):
+            assert sem.is_complete(stacks) == any(ref.closure(s)[1] for s in stacks)
+            options = sorted(ref.next_bytes(stacks))
+            if not options:
+                break
+            b = rng.choice(options + [ord(" "), ord("+")])
+            expected = _reference_step(ref, stacks, b)
+            assert sem.step(stacks, b) == expected
+            if not expected:
+                break
+            stacks = expected
+    deep = sem.advance(sem.initial(), b"+".join([b"a"] * 60))  # (a stack per nesting depth)
+    assert len(deep) >= 59 and sem.is_complete(deep)
