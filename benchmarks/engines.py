@@ -146,7 +146,7 @@ class ConstrainEngine(Engine):
         first mask by a new Compiler reading the rule set and the warm tables that another one
         stored after masking `walks`; the masks (us) of the first such Compiler along `walks`,
         then along `later` (requests the earlier one never saw)). (NaN, [], []) where the
-        grammar is not kept on disk (it imports files)."""
+        grammar is not kept on disk (its imports are left to Lark's loader)."""
         import gc
         import statistics
         import tempfile

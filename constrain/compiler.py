@@ -145,7 +145,8 @@ class Compiler:
         import lark
 
         from .automata.rules import NEAR_START_NFA_STATES, compile_rules
-        from .grammar.lark.dialect import imports_files
+        from .grammar.lark.definitions import imported_files
+        from .grammar.lark.dialect import imports_anything, imports_files, read_dialect
         from .grammar.lark.translate import lark_rules
         from .index.stack_index import StackTokenAutomaton
 
@@ -153,8 +154,13 @@ class Compiler:
             raise TypeError(f"compile_lark needs the grammar as text (str), got {type(text).__name__}")
         paths = [str(p) for p in import_paths]
         options = {"start": start, "import_paths": paths}
+        # The key holds the texts of the files the grammar imports (None: not known, not kept;
+        # with import paths, Lark's own grammars may import files of them too)
+        files = imported_files(read_dialect(text).text, paths) if imports_files(text, paths) or (
+            paths and imports_anything(text)) else ()
         key = cache_key("lark", text, options, self.vocab.fingerprint, __version__, lark.__version__,
-                        [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()])
+                        [self.limits.max_nfa_states, self.limits.max_dfa_states, *self.limits.stack_key()],
+                        files or [])
 
         def build() -> RuleSet:
             specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
@@ -164,7 +170,7 @@ class Compiler:
             return rule_set
 
         def compute() -> CompiledGrammar:
-            if imports_files(text, paths):  # (the key does not hold the imported files' texts)
+            if files is None:  # (the key cannot hold the imported files' texts: not kept on disk)
                 return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(build(), self.index, self.limits))
             automaton, warm = self._stack_automaton(key, self._rule_set(key, build))
             return CompiledGrammar("lark", text, options, self.vocab, automaton, warm=warm)

@@ -142,9 +142,9 @@ def test_lark_grammars_are_read_back_from_the_disk_cache(llama3, tmp_path):
     assert (c2.cache_info().disk_hits, c2.cache_info().disk_files) == (1, 2)
 
 
-def test_lark_grammars_importing_files_are_not_kept_on_disk(llama3, tmp_path):
-    """The key holds the grammar's text, not the texts of the files it imports: an edited
-    import must not be served from a stale record."""
+def test_lark_grammars_importing_files_are_kept_under_the_files_texts(llama3, tmp_path):
+    """The key holds the texts of the files a grammar imports: an edited import is a new key,
+    never served from a stale record."""
     folder = tmp_path / "grammars"
     folder.mkdir()
     (folder / "words.lark").write_text('WORD: /[a-z]+/\n')
@@ -154,13 +154,17 @@ def test_lark_grammars_importing_files_are_not_kept_on_disk(llama3, tmp_path):
     c = Compiler(llama3, cache_dir=cache)
     g = c.compile_grammar_file(main)
     assert g.accepts(b"ab,c")
-    assert c.cache_info().disk_files == 0
-    (folder / "words.lark").write_text('WORD: /[0-9]+/\n')
-    g = Compiler(llama3, cache_dir=cache).compile_grammar_file(main)
-    assert g.accepts(b"12,3") and not g.accepts(b"ab,c")
-    # Lark's own grammars are part of the installed lark: those imports are kept.
-    c.compile_lark('start: NUMBER\n%import common.NUMBER\n')
     assert c.cache_info().disk_files == 1
+    again = Compiler(llama3, cache_dir=cache)
+    assert again.compile_grammar_file(main).accepts(b"ab,c") and again.cache_info().disk_hits == 1
+    (folder / "words.lark").write_text('WORD: /[0-9]+/\n')
+    edited = Compiler(llama3, cache_dir=cache)
+    g = edited.compile_grammar_file(main)
+    assert g.accepts(b"12,3") and not g.accepts(b"ab,c")
+    assert edited.cache_info().disk_hits == 0 and edited.cache_info().disk_files == 2
+    # Lark's own grammars are part of the installed lark: those imports are kept too.
+    c.compile_lark('start: NUMBER\n%import common.NUMBER\n')
+    assert c.cache_info().disk_files == 3
 
 
 def test_json_schemas_are_read_back_from_the_disk_cache_with_their_reports(llama3, tmp_path):

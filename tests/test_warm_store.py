@@ -89,12 +89,25 @@ def test_a_damaged_record_is_a_miss(llama3, tmp_path):
     assert all(np.array_equal(a, b) for a, b in zip(_run(later, llama3, OTHER), _run(plain, llama3, OTHER)))
 
 
-def test_no_store_without_a_cache_dir_or_for_a_grammar_importing_files(llama3, tmp_path):
+def test_no_store_without_a_cache_dir(llama3):
     assert Compiler(llama3).compile_lark(grammars.load("csv")).warm is None
+
+
+def test_a_grammar_importing_files_is_kept_under_their_texts(llama3, tmp_path):
     (tmp_path / "words.lark").write_text("WORD: /[a-z]+/\n")
     text = "%import .words.WORD\nstart: WORD\n"
-    compiled = Compiler(llama3, cache_dir=tmp_path / "cache").compile_lark(text, import_paths=[tmp_path])
-    assert compiled.warm is None  # (the key does not hold the imported file's text)
+    compiler = Compiler(llama3, cache_dir=tmp_path / "cache")
+    first = compiler.compile_lark(text, import_paths=[tmp_path])
+    assert first.warm is not None and first.accepts(b"ab")
+    (tmp_path / "words.lark").write_text("WORD: /[0-9]+/\n")  # (an edit: a new key, in memory and on disk)
+    edited = compiler.compile_lark(text, import_paths=[tmp_path])
+    assert edited.warm.key != first.warm.key
+    assert edited.accepts(b"42") and not edited.accepts(b"ab")
+    # Lark's own lark.lark imports common, which a file of the import paths replaces: our reader
+    # leaves that to Lark's loader, so the files read are not known and nothing is stored
+    (tmp_path / "common.lark").write_text('SIGNED_INT: "7"\nESCAPED_STRING: "s"\nWS_INLINE: " "\n')
+    other = compiler.compile_lark("start: NUMBER\n%import lark.NUMBER\n", import_paths=[tmp_path])
+    assert other.warm is None and other.accepts(b"7") and not other.accepts(b"8")
 
 
 def test_tables_past_an_eighth_of_the_disk_budget_are_not_stored(llama3, tmp_path):

@@ -119,7 +119,7 @@ def _cache_status(kind: str, before: Any, after: Any) -> str:
         return "disk"
     if kind == "regex" or after.disk_files > before.disk_files:
         return "compiled and stored"
-    return "compiled"  # (e.g. a schema with distinct items, a Lark grammar importing files)
+    return "compiled"  # (e.g. a schema with distinct items, a Lark grammar whose imports are left to Lark's loader)
 
 
 def _first_mask(grammar: Any) -> dict[str, Any]:

@@ -27,24 +27,50 @@ class Imports:
 
     def module(self, path: tuple[str, ...], relative: bool) -> dict[str, Definition]:
         """The definitions of module `path`, its own imports applied."""
+        found = self.file(path, relative)
+        if found is not None:
+            file, text = found
+            statements = _parsed(text)
+            defs = definitions(statements, Imports(self.import_paths, os.path.split(file)[0]))
+            validate(defs, statements)
+            return defs
+        return _module_definitions(path)
+
+    def file(self, path: tuple[str, ...], relative: bool) -> Optional[tuple[str, str]]:
+        """(path, text) of the grammar file module `path` is read from; None: Lark's own."""
         grammar_path = os.path.join(*path) + ".lark"
         for folder in self.import_paths + ((self.folder,) if relative and self.folder is not None else ()):
             file = os.path.join(folder, grammar_path)
             if os.path.isfile(file):
                 try:
                     with open(file, encoding="utf-8") as fh:
-                        text = fh.read()
+                        return file, fh.read()
                 except (OSError, UnicodeDecodeError):
                     raise Unread(f"module {'.'.join(path)}: {file} unreadable") from None
-                statements = _parsed(text)
-                defs = definitions(statements, Imports(self.import_paths, os.path.split(file)[0]))
-                validate(defs, statements)
-                return defs
         if relative:
             raise Unread(f"relative module {'.'.join(path)} not found")
         if self.import_paths and imports_files(_builtin_text(path), list(self.import_paths)):
             raise Unread(f"module {'.'.join(path)} imports a file of the import paths")
-        return _module_definitions(path)
+        return None
+
+
+def imported_files(text: str, import_paths: Sequence[str] = (), source: str = "<grammar>") -> Optional[tuple[tuple[str, str], ...]]:
+    """Every grammar file the text's `%import`s read, directly or through other files, as
+    (path, text) in the order met; None where our reader would leave the text to Lark's
+    loader (a cache key then cannot name what the grammar depends on)."""
+    out: dict[str, str] = {}
+    todo = [(text, Imports(import_paths, os.path.split(source)[0]))]
+    try:
+        while todo:
+            body, imports = todo.pop()
+            for imp in _parsed(body).imports:
+                found = imports.file(imp.path, imp.relative)
+                if found is not None and found[0] not in out:
+                    out[found[0]] = found[1]
+                    todo.append((found[1], Imports(imports.import_paths, os.path.split(found[0])[0])))
+    except Unread:
+        return None
+    return tuple(out.items())
 
 
 BUILT_IN = Imports()

@@ -124,6 +124,11 @@ _IMPORT = re.compile(r"^[ \t]*%import[ \t]+([\w.]+)", re.M)
 LARK_BUILTIN_GRAMMARS = frozenset({"common", "unicode", "python", "lark"})
 
 
+def imports_anything(text: str) -> bool:
+    """Has the grammar an `%import` (of a file or of one of Lark's own grammars)?"""
+    return _IMPORT.search(text) is not None
+
+
 def imports_files(text: str, import_paths: Sequence[str] = ()) -> bool:
     """Can the grammar's `%import`s read files: a relative import, a module other than Lark's
     built-in grammars, or a built-in's name that a file in `import_paths` (searched first)
