@@ -220,6 +220,9 @@ class StackSemantics:
 
     def next_bytes(self, stacks: frozenset) -> set[int]:
         """Bytes that can come next (for forced bytes)."""
+        if len(stacks) > 1:
+            bits = self._next_bits(stacks)
+            return {b for b in range(256) if bits >> b & 1}
         out: set[int] = set()
         for s in stacks:
             tops = self.closure(s)[0]
@@ -229,4 +232,21 @@ class StackSemantics:
                 if limit is not None and top in limit[0]:
                     bits &= ~limit[1]
                 out.update(b for b in range(256) if bits >> b & 1)
+        return out
+
+    def _next_bits(self, stacks: frozenset) -> int:
+        """next_bytes of several stacks by own levels, as `step` (one bit each), each parent
+        chain read once. (A greedy top's return forbids the frames below it the bytes it reads
+        itself, so the union holds those bytes anyway: no restriction applies here.)"""
+        out = 0
+        done: set[int] = set()
+        for s in stacks:
+            while True:
+                level, pops, _, _ = self.own_level(s)
+                for r, q, _, _ in level:
+                    out |= self.read_bits(r, q)
+                s = s[2]
+                if not pops or id(s) in done:
+                    break
+                done.add(id(s))
         return out
