@@ -54,7 +54,9 @@ class Imports:
         return None
 
 
-def imported_files(text: str, import_paths: Sequence[str] = (), source: str = "<grammar>") -> Optional[tuple[tuple[str, str], ...]]:
+def imported_files(
+    text: str, import_paths: Sequence[str] = (), source: str = "<grammar>"
+) -> Optional[tuple[tuple[str, str], ...]]:
     """Every grammar file the text's `%import`s read, directly or through other files, as
     (path, text) in the order met; None where our reader would leave the text to Lark's
     loader (a cache key then cannot name what the grammar depends on)."""

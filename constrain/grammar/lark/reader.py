@@ -45,8 +45,8 @@ MAX_REPEAT = 256  # the largest `~ n..m` bound written out as copies
 @dataclass(frozen=True)
 class LoadedGrammar:
     """`terminals`: name -> Lark pattern (PatternStr / PatternRE; None for %declare), those the
-    rules use and the ignored ones; `rules`: name -> alternatives (tuples of symbol names);
-    `ignore`: the names of the %ignore terminals."""
+    rules use and the ignored ones; `rules`: name -> alternatives (tuples of symbol names and,
+    from our reader, Groups); `ignore`: the names of the %ignore terminals."""
 
     terminals: dict[str, Any]
     rules: dict[str, list[tuple[str, ...]]]
