@@ -69,18 +69,24 @@ class StackSemantics:
         hit = self._closure.get(stack)
         if hit is not None:
             return hit
-        r, q, parent, _ = stack
-        if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
-            reads = self.read_bits(r, q)
-            if reads:
-                below, complete = self.closure(parent)
-                self._restricted[stack] = (below, reads)
-                result = (below | {stack}, complete)
-                self._closure[stack] = result
-                return result
+        reads = self._greedy_return(stack)
+        if reads:
+            below, complete = self.closure(stack[2])
+            self._restricted[stack] = (below, reads)
+            result = (below | {stack}, complete)
+            self._closure[stack] = result
+            return result
         result = self._close(stack)
         self._closure[stack] = result
         return result
+
+    def _greedy_return(self, stack: tuple) -> int:
+        """For a greedy top that may return and read on: the bytes it reads (one bit each), which
+        what its return reaches may not read first; else 0."""
+        r, q, parent, _ = stack
+        if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
+            return self.read_bits(r, q)
+        return 0
 
     def restriction(self, stack: tuple) -> Optional[tuple[frozenset, int]]:
         """For a stack whose closure pops a greedy top that can read on: (the tops reached by
@@ -89,28 +95,22 @@ class StackSemantics:
         return self._restricted.get(stack) if self._restricted else None
 
     def _close(self, stack: tuple) -> tuple[frozenset, bool]:
-        out: set[tuple] = set()
+        """The closure as own levels down the parent chain (a parent's closure known ends it)."""
+        tops: set[tuple] = set()
         complete = False
-        todo = [stack]
-        rs = self.rules
-        while todo:
-            s = todo.pop()
-            if s in out:
-                continue
-            out.add(s)
-            r, q, parent, depth = s
-            rule = rs.rule(r)
-            calls = rule.calls[q]
-            if calls and depth >= self.max_depth:
-                raise LimitExceededError("grammar stack depth", self.max_depth, "Limits(max_stack_depth=...)")
-            for k, t in calls:
-                todo.append((k, 0, (r, t, parent, depth), depth + 1))
-            if rule.dfa.accepting[q]:
-                if parent is None:
-                    complete = True
-                else:
-                    todo.append(parent)
-        return frozenset(out), complete
+        while True:
+            level, pops, _, done = self.own_level(stack)
+            tops |= level
+            complete = complete or done
+            if not pops:
+                break
+            stack = stack[2]
+            known = self._closure.get(stack)
+            if known is not None:
+                tops |= known[0]
+                complete = complete or known[1]
+                break
+        return frozenset(tops), complete
 
     def own_level(self, stack: tuple) -> tuple[frozenset, bool, int, bool]:
         """(the tops `stack`'s closure reaches without popping to its parent, whether they pop
@@ -120,12 +120,11 @@ class StackSemantics:
         hit = self._levels.get(stack)
         if hit is not None:
             return hit
-        r, q, parent, _ = stack
-        if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
-            reads = self.read_bits(r, q)
-            if reads:
-                hit = self._levels[stack] = (frozenset({stack}), True, reads, False)
-                return hit
+        reads = self._greedy_return(stack)
+        if reads:
+            hit = self._levels[stack] = (frozenset({stack}), True, reads, False)
+            return hit
+        parent = stack[2]
         out: set[tuple] = set()
         pops = complete = False
         todo = [stack]
