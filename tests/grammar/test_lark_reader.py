@@ -263,6 +263,11 @@ def test_a_module_lark_would_read_from_elsewhere_is_left_to_lark(tmp_path):
     with pytest.raises(GrammarError, match="nowhere"):  # (Lark's loader: FileNotFoundError)
         translate.lark_rules("start: x\n%import .nowhere.x\n", import_paths=[str(tmp_path)])
     read_grammar("start: NUMBER\n%import lark.NUMBER\n", "start")  # (no import paths: Lark's own)
+    (tmp_path / "bad.lark").write_bytes(b'X: "a"\n\xff\xfe\n')  # (not UTF-8)
+    (tmp_path / "loop.lark").write_text('%import .loop.X\nX: "a"\n')  # (imports itself)
+    for text in ("start: X\n%import .bad.X\n", "start: X\n%import .loop.X\n"):
+        with pytest.raises(GrammarError):
+            translate.lark_rules(text, import_paths=[str(tmp_path)])
 
 
 def test_the_reader_reads_an_imported_file_not_lark(tmp_path):

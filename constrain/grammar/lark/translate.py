@@ -191,7 +191,7 @@ def _load_with_lark(text: str, start: str, import_paths: Sequence[Path | str], s
         term_defs, rule_defs, ignore_names = grammar.compile([start], set())
     except LarkError as exc:
         raise GrammarError(f"Lark grammar {source}: {exc}") from None
-    except OSError as exc:  # (an %import Lark found nowhere: it opens the bare name to fail)
+    except (OSError, UnicodeDecodeError) as exc:  # (an %import found nowhere, or not UTF-8)
         raise GrammarError(f"Lark grammar {source}: cannot read an imported grammar: {exc}") from None
     except RecursionError:
         raise GrammarError(f"Lark grammar {source}: nested too deeply to load") from None
