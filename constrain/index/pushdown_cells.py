@@ -48,6 +48,16 @@ def _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
 
 
 @numba.njit(cache=True, nogil=True)
+def _union(a, b, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
+    """A cell standing for parent a or parent b (either may be -1, the bottom frame's return):
+    state -2 - a (below -1: no rule state), parent b, the deeper one's depth. Stacks with one
+    top over many parents are then one stack (a graph-structured stack)."""
+    da = 0 if a < 0 else cell_d[a]
+    db = 0 if b < 0 else cell_d[b]
+    return _cons(-2 - a, b, max(da, db), cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
+
+
+@numba.njit(cache=True, nogil=True)
 def _close_cell(x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent, work_g, work_p,
                 memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr, call_rule, call_ret, start,
                 max_nesting):

@@ -15,7 +15,10 @@ byte a stack is *closed* (calls push callees, accepting tops return). A cell's c
 stacks reachable from it before its frame returns, and whether it can return) is made once per
 walk and reused by every stack over it; a top's return is kept as a *tail* (the parent cell)
 and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
-returns only before a byte it cannot read: its tail carries it as a *guard*. The stacks after
+returns only before a byte it cannot read: its tail carries it as a *guard*. Stacks whose top
+calls nothing (a terminal) and differ only below are one entry over a *union* cell of their
+parents (pushdown_cells._union), read member by member only where the top returns: along a
+dash run a comment opened at every depth is one stack, not one per depth. The stacks after
 each node of the current path live per trie depth, and the closure of a depth's stacks is made
 once per node and read by each child. Where a stack of that closure reads any run of name bytes
 (`free`, per global state) and a child's subtree holds name bytes only (`names`, per trie node),
@@ -33,11 +36,12 @@ import numpy as np
 
 from .pushdown_cells import (  # noqa: F401 - the statuses are the walk's too
     FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
-    _close_cell, _cons,
+    _close_cell, _cons, _union,
 )
 from .walk import _mark_subtree, _mark_tokens
 
 _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by their cells beyond
+
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -67,6 +71,10 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
     memo_pops = np.empty(cell_cap, dtype=np.uint8)
     cstamp = np.zeros(cell_cap, dtype=np.int64)
     lstamp = np.zeros(cell_cap, dtype=np.int64)
+    wl = np.empty(cell_cap, dtype=np.int32)  # parents of unions met while reading a byte, to read
+    n_wl = 0
+    gstamp = np.zeros(rule_of.shape[0], dtype=np.int64)  # per global state: (the tick of the new level
+    # entry whose top it is) << 32 | that entry's index (no entry holds it at this tick: another tick)
     hcap = 1
     while hcap < 2 * cell_cap:
         hcap *= 2
@@ -234,9 +242,12 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                 j_end = j + cl_n[pd]
                 work += cl_n[pd]
                 while True:
-                    if j == j_end:  # the next cell: up the current tail, or the next tail's
+                    if j == j_end:  # the next cell: up the current tail, a union's other parent, or the next tail's
                         if x >= 0 and memo_pops[x]:
                             x = cell_p[x]
+                        elif n_wl > 0:
+                            n_wl -= 1
+                            x = wl[n_wl]
                         else:
                             x = -2
                             while x == -2 and ti + 1 < n_tails:
@@ -254,6 +265,14 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                             x = -2
                             continue
                         cstamp[x] = tick
+                        if cell_g[x] < -1:  # a union of two parents: each read in turn
+                            if n_wl + 2 > wl.shape[0]:
+                                return FULL_CELLS, n_pops, visited, ordered
+                            wl[n_wl] = -2 - cell_g[x]
+                            wl[n_wl + 1] = cell_p[x]
+                            n_wl += 2
+                            x = -2
+                            continue
                         if memo_start[x] < 0:
                             status, n_cells, n_ent, w = _close_cell(
                                 x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent,
@@ -277,7 +296,18 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                     if t < 0:
                         continue
                     pos = out0 + n_new
-                    if n_new < _LINEAR:
+                    if call_ptr[t] == call_ptr[t + 1]:  # a top that calls nothing: its parent matters
+                        if gstamp[t] >> 32 == tick:  # only where it returns, so one entry over the parents
+                            jj = gstamp[t] & 0xFFFFFFFF  # of all (a comment opened at every depth of a dash run)
+                            qq = lv_p[jj]
+                            if qq != q:
+                                u, n_cells = _union(qq, q, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
+                                if u < 0:
+                                    return FULL_CELLS, n_pops, visited, ordered
+                                lv_p[jj] = u
+                            continue
+                        gstamp[t] = (tick << 32) | pos
+                    elif n_new < _LINEAR:  # (a top with calls: its closure is per parent, kept per cell)
                         dup = False
                         for jj in range(out0, pos):
                             if lv_g[jj] == t and lv_p[jj] == q:
