@@ -47,14 +47,18 @@ def _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
     return np.int64(n_cells), n_cells + 1
 
 
+UNION = -3  # a union cell's state is UNION - a (below 0: no rule state), its parent b
+
+
 @numba.njit(cache=True, nogil=True)
 def _union(a, b, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
     """A cell standing for parent a or parent b (either may be -1, the bottom frame's return):
-    state -2 - a (below -1: no rule state), parent b, the deeper one's depth. Stacks with one
-    top over many parents are then one stack (a graph-structured stack)."""
+    state UNION - a, parent b, the deeper one's depth. Stacks with one top over many parents
+    are then one stack (a graph-structured stack). A cell is a union iff its state is < 0;
+    its parents are UNION - cell_g and cell_p."""
     da = 0 if a < 0 else cell_d[a]
     db = 0 if b < 0 else cell_d[b]
-    return _cons(-2 - a, b, max(da, db), cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
+    return _cons(UNION - a, b, max(da, db), cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -36,12 +36,11 @@ import numpy as np
 
 from .pushdown_cells import (  # noqa: F401 - the statuses are the walk's too
     FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
-    _close_cell, _cons, _union,
+    UNION, _close_cell, _cons, _union,
 )
 from .walk import _mark_subtree, _mark_tokens
 
 _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by their cells beyond
-
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -73,8 +72,9 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
     lstamp = np.zeros(cell_cap, dtype=np.int64)
     wl = np.empty(cell_cap, dtype=np.int32)  # parents of unions met while reading a byte, to read
     n_wl = 0
-    gstamp = np.zeros(rule_of.shape[0], dtype=np.int64)  # per global state: (the tick of the new level
-    # entry whose top it is) << 32 | that entry's index (no entry holds it at this tick: another tick)
+    # per global state: tick << 32 | index of the entry of the level being built whose top it is
+    # (an older tick: no entry yet)
+    gstamp = np.zeros(rule_of.shape[0], dtype=np.int64)
     hcap = 1
     while hcap < 2 * cell_cap:
         hcap *= 2
@@ -265,10 +265,10 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                             x = -2
                             continue
                         cstamp[x] = tick
-                        if cell_g[x] < -1:  # a union of two parents: each read in turn
+                        if cell_g[x] < 0:  # a union of two parents: each read in turn
                             if n_wl + 2 > wl.shape[0]:
                                 return FULL_CELLS, n_pops, visited, ordered
-                            wl[n_wl] = -2 - cell_g[x]
+                            wl[n_wl] = UNION - cell_g[x]
                             wl[n_wl + 1] = cell_p[x]
                             n_wl += 2
                             x = -2

@@ -176,3 +176,21 @@ def test_one_summary_by_walk_equals_the_python_summary(name, llama3):
                         assert _allowed_below(trie, node, words), (rules.names[rep], q, chr(first), node)
                 checked += 1
     assert checked > 20 and fast.pushdown.tables.n_states
+
+
+def test_a_union_cell_holds_its_two_parents_the_bottom_frame_included():
+    """A union's state encodes its first parent, the bottom frame's return (-1) too: no union
+    may read as a rule state (a state of -1 once did, for a union whose first parent was -1)."""
+    from constrain.index.pushdown_cells import UNION, _cons, _union
+
+    cap = 16
+    cell_g, cell_p, cell_d = (np.zeros(cap, dtype=np.int32) for _ in range(3))
+    hkeys, hvals = np.full(32, -1, dtype=np.int64), np.zeros(32, dtype=np.int32)
+    mask = np.int64(31)
+    c, n = _cons(7, -1, 1, cell_g, cell_p, cell_d, hkeys, hvals, mask, 0)
+    for a, b in ((-1, c), (c, -1)):
+        u, n = _union(a, b, cell_g, cell_p, cell_d, hkeys, hvals, mask, n)
+        assert cell_g[u] < 0 and UNION - cell_g[u] == a and cell_p[u] == b and cell_d[u] == 1
+        again, n2 = _union(a, b, cell_g, cell_p, cell_d, hkeys, hvals, mask, n)
+        assert again == u and n2 == n  # (hash-consed)
+    assert cell_g[c] == 7  # (a rule state: never below 0)
