@@ -17,7 +17,7 @@ stops at a parent whose closure is in already (they share tails): O(n) a byte.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -155,18 +155,7 @@ class StackSemantics:
         bit = 1 << byte
         if len(stacks) == 1:  # (one stack, most texts: its memoized closure, no union to build)
             return self._step_one(next(iter(stacks)), byte, bit)
-        tops: set[tuple] = set()
-        done: set[int] = set()  # ids of parents whose closures are in `tops` (frames outlive the call)
-        for s in stacks:
-            level, pops, forbidden, _ = self.own_level(s)
-            tops |= level
-            while pops and not forbidden & bit:
-                s = s[2]
-                if id(s) in done:
-                    break
-                done.add(id(s))
-                level, pops, forbidden, _ = self.own_level(s)
-                tops |= level
+        tops: set[tuple] = set().union(*(level[0] for level in self._levels_of(stacks, bit)))
         nxt = set()
         for top in tops:
             r, q, parent, depth = top
@@ -205,17 +194,7 @@ class StackSemantics:
     def is_complete(self, stacks: frozenset) -> bool:
         if len(stacks) == 1:
             return self.closure(next(iter(stacks)))[1]
-        done: set[int] = set()  # (as in step: a parent's closure once)
-        for s in stacks:
-            while True:
-                _, pops, _, complete = self.own_level(s)
-                if complete:
-                    return True
-                s = s[2]
-                if not pops or id(s) in done:
-                    break
-                done.add(id(s))
-        return False
+        return any(level[3] for level in self._levels_of(stacks))
 
     def next_bytes(self, stacks: frozenset) -> set[int]:
         """Bytes that can come next (for forced bytes)."""
@@ -234,18 +213,25 @@ class StackSemantics:
         return out
 
     def _next_bits(self, stacks: frozenset) -> int:
-        """next_bytes of several stacks by own levels, as `step` (one bit each), each parent
-        chain read once. (A greedy top's return forbids the frames below it the bytes it reads
-        itself, so the union holds those bytes anyway: no restriction applies here.)"""
+        """next_bytes of several stacks by own levels (one bit each). A greedy top's return
+        forbids the frames below it only bytes it reads itself, so no restriction applies here."""
         out = 0
+        for level in self._levels_of(stacks):
+            for r, q, _, _ in level[0]:
+                out |= self.read_bits(r, q)
+        return out
+
+    def _levels_of(self, stacks: frozenset, bit: int = 0) -> Iterator[tuple[frozenset, bool, int, bool]]:
+        """The own levels the stacks' closures are made of, each parent's once (by id: frames
+        outlive the walk); a greedy top's return is not followed before a byte of `bit` it reads."""
         done: set[int] = set()
         for s in stacks:
             while True:
-                level, pops, _, _ = self.own_level(s)
-                for r, q, _, _ in level:
-                    out |= self.read_bits(r, q)
+                level = self.own_level(s)
+                yield level
+                if not level[1] or level[2] & bit:
+                    break
                 s = s[2]
-                if not pops or id(s) in done:
+                if id(s) in done:
                     break
                 done.add(id(s))
-        return out
