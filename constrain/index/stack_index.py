@@ -26,7 +26,7 @@ from .follow import ExitFilter
 from .frame_summaries import FrameSummaries
 from .name_runs import name_closed_states
 from .pushdown_summary import warm_up
-from .row_bits import nonzero_words
+from .row_bits import nonzero_words, or_sparse
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
@@ -219,7 +219,7 @@ class StackTokenAutomaton:
         key = (frame, item)
         hit = self._below_cache.get(key)
         if hit is not None:
-            words[hit[0]] |= hit[1]
+            or_sparse(words, hit[0], hit[1])
             return
         again = key in self._below_seen
         out = np.zeros_like(words) if again else words
