@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 from constrain.index.boundaries import Boundaries
 
 
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 255)), max_size=60), st.integers(0, 2**32 - 1))
-def test_groups_flat_and_filtered_rebuilds(pairs, seed):
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 255)), max_size=60), st.integers(0, 2**32 - 1),
+       st.sampled_from([0, 32_000, 70_000]))
+def test_groups_flat_and_filtered_rebuilds(pairs, seed, base):
+    """(States from `base` on: sorted as 16-bit ints where they fit, as they are past that.)"""
     nodes = np.arange(1, len(pairs) + 1, dtype=np.int32) * 3  # (walk order: ascending)
-    states = np.array([q for q, _ in pairs], dtype=np.int32)
+    states = np.array([base + q for q, _ in pairs], dtype=np.int32)
     node_bytes = np.array([b for _, b in pairs], dtype=np.int32)
     bounds = Boundaries.of(nodes, states, node_bytes)
     want = {}
