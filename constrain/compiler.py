@@ -164,14 +164,16 @@ class Compiler:
 
         def build() -> RuleSet:
             specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
-            lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials)
+            lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials,
+                                 files=None if files is None else dict(files))
             rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy)
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             return rule_set
 
+        if files is None:  # (the key cannot hold the imported files' texts: kept nowhere, memory included)
+            return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(build(), self.index, self.limits))
+
         def compute() -> CompiledGrammar:
-            if files is None:  # (the key cannot hold the imported files' texts: not kept on disk)
-                return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(build(), self.index, self.limits))
             automaton, warm = self._stack_automaton(key, self._rule_set(key, build))
             return CompiledGrammar("lark", text, options, self.vocab, automaton, warm=warm)
 

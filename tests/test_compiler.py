@@ -167,6 +167,43 @@ def test_lark_grammars_importing_files_are_kept_under_the_files_texts(llama3, tm
     assert c.cache_info().disk_files == 3
 
 
+@pytest.mark.parametrize("ignored", ["", "%declare B\n%ignore B\n"])  # (our reader; Lark's loader)
+def test_a_grammar_is_built_from_the_imported_texts_its_key_holds(llama3, tmp_path, monkeypatch, ignored):
+    """A file edited between the key's read and the build's must not be built under the old
+    key: the build imports the texts the key was made of (the edit gets its own key later)."""
+    from constrain.grammar.lark import definitions
+
+    words = tmp_path / "words.lark"
+    words.write_text("WORD: /[a-z]+/\n")
+    read = definitions.imported_files
+
+    def then_edited(*args, **kwargs):
+        found = read(*args, **kwargs)
+        words.write_text("WORD: /[0-9]+/\n")
+        return found
+
+    monkeypatch.setattr(definitions, "imported_files", then_edited)
+    text = "%import .words.WORD\nstart: WORD\n" + ignored
+    c = Compiler(llama3, cache_dir=tmp_path / "cache")
+    g = c.compile_lark(text, import_paths=[tmp_path])
+    assert g.accepts(b"ab") and not g.accepts(b"42")
+    monkeypatch.setattr(definitions, "imported_files", read)
+    assert Compiler(llama3, cache_dir=tmp_path / "cache").compile_lark(text, import_paths=[tmp_path]).accepts(b"42")
+
+
+def test_a_grammar_whose_imports_are_not_known_is_not_kept_in_memory(llama3, tmp_path):
+    """Lark's lark.lark imports common, which a file of the import paths replaces: our reader
+    leaves that to Lark's loader, so the key cannot hold the files read; an edit shows at once."""
+    common = tmp_path / "common.lark"
+    common.write_text('SIGNED_INT: "7"\nESCAPED_STRING: "s"\nWS_INLINE: " "\n')
+    c = Compiler(llama3)
+    text = "start: NUMBER\n%import lark.NUMBER\n"
+    assert c.compile_lark(text, import_paths=[tmp_path]).accepts(b"7")
+    common.write_text('SIGNED_INT: "8"\nESCAPED_STRING: "s"\nWS_INLINE: " "\n')
+    g = c.compile_lark(text, import_paths=[tmp_path])
+    assert g.accepts(b"8") and not g.accepts(b"7")
+
+
 def test_json_schemas_are_read_back_from_the_disk_cache_with_their_reports(llama3, tmp_path):
     schema = {"type": "object", "properties": {
         "id": {"type": "integer", "multipleOf": 0.123456789},  # relaxed (strict=False)

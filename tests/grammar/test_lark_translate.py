@@ -175,6 +175,8 @@ def test_bad_grammars_raise_clear_errors(llama3):
     with pytest.raises(UnsupportedGrammarError, match="%declare") as info:
         compiler.compile_lark("%declare INDENT\nstart: INDENT \"a\"")
     assert info.value.where == "rule start"
+    ignores_declared = compiler.compile_lark('start: "a"\n%declare B\n%ignore B\n')  # (it never matches: no effect)
+    assert _we_accept(ignores_declared, "a") and not _we_accept(ignores_declared, "aa")
     with pytest.raises(UnsupportedGrammarError, match="empty string"):
         compiler.compile_lark("start: A \"b\"\nA: /a*/")
     with pytest.raises(TypeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .dialect import imports_files
 from .syntax import Definition, Expr, Statements, Unread, parse
@@ -19,11 +19,15 @@ class Imports:
     """Where `%import` finds a module, in Lark's order: each of `import_paths`, then (a relative
     import only) `folder`, the importing file's own (Lark's: the folder part of the grammar's
     source name, "" for text), then Lark's own grammars. A file is read at every load (it may
-    have changed); Lark's own grammars are read once per process."""
+    have changed); Lark's own grammars are read once per process. `files`: the texts read
+    already, by path (imported_files: a cache key's), which alone are then looked up, so that
+    what is built is what the key names even if a file changes in between."""
 
-    def __init__(self, import_paths: Sequence[str] = (), folder: Optional[str] = None) -> None:
+    def __init__(self, import_paths: Sequence[str] = (), folder: Optional[str] = None,
+                 files: Optional[Mapping[str, str]] = None) -> None:
         self.import_paths = tuple(import_paths)
         self.folder = folder
+        self.files = files
 
     def module(self, path: tuple[str, ...], relative: bool) -> dict[str, Definition]:
         """The definitions of module `path`, its own imports applied."""
@@ -31,7 +35,7 @@ class Imports:
         if found is not None:
             file, text = found
             statements = _parsed(text)
-            defs = definitions(statements, Imports(self.import_paths, os.path.split(file)[0]))
+            defs = definitions(statements, Imports(self.import_paths, os.path.split(file)[0], self.files))
             validate(defs, statements)
             return defs
         return _module_definitions(path)
@@ -41,7 +45,10 @@ class Imports:
         grammar_path = os.path.join(*path) + ".lark"
         for folder in self.import_paths + ((self.folder,) if relative and self.folder is not None else ()):
             file = os.path.join(folder, grammar_path)
-            if os.path.isfile(file):
+            if self.files is not None:
+                if file in self.files:
+                    return file, self.files[file]
+            elif os.path.isfile(file):
                 try:
                     with open(file, encoding="utf-8") as fh:
                         return file, fh.read()

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .definitions import Imports, definitions, renamed, validate, walk
 from .left_recursion import Group, symbols
@@ -53,12 +53,13 @@ class LoadedGrammar:
     ignore: list[str]
 
 
-def read_grammar(text: str, start: str, import_paths: Sequence[str] = (), source: str = "<grammar>") -> LoadedGrammar:
+def read_grammar(text: str, start: str, import_paths: Sequence[str] = (), source: str = "<grammar>",
+                 files: Optional[Mapping[str, str]] = None) -> LoadedGrammar:
     """The grammar of `text` from rule `start`; raises Unread where Lark's loader must decide.
     `%import` looks in `import_paths`, then (relative imports) in `source`'s folder, as Lark's
-    loader does with the same arguments."""
+    loader does with the same arguments; among `files` alone where given (Imports)."""
     statements = parse(text)
-    defs = definitions(statements, Imports(import_paths, os.path.split(source)[0]))
+    defs = definitions(statements, Imports(import_paths, os.path.split(source)[0], files))
     validate(defs, statements)
     if start not in defs or defs[start].is_term or defs[start].params:
         raise Unread(f"no rule {start}")

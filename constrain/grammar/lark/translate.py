@@ -1,6 +1,6 @@
 """A Lark grammar as rules for the stack matcher (automata/rules.py).
 
-Our reader (reader.py; Lark's own loader for what it leaves, e.g. grammar files imported) reads
+Our reader (reader.py; Lark's own loader for the rare forms it leaves to it) reads
 the text: its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`, aliases, `_rules` and
 `?rules` all become plain rules over terminals; then:
 - each terminal becomes an automaton (terminals.py): inlined where its end is forced, a greedy
@@ -17,9 +17,10 @@ the text: its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`, aliase
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -51,12 +52,14 @@ class LarkRules:
 def lark_rules(
     text: str, start: str = "start", *, import_paths: Sequence[Path | str] = (), source: str = "<grammar>",
     limits: Optional[Limits] = None, special_tokens: Optional[Mapping[str, int]] = None, reader: bool = True,
+    files: Optional[Mapping[str, str]] = None,
 ) -> LarkRules:
     """`special_tokens`: the vocabulary's special tokens by text (`<|eot_id|>` -> id), for the
     special tokens a rule names (none: naming one is an error). `reader`: False reads the text
-    with Lark's loader alone (tests compare the two)."""
+    with Lark's loader alone (tests compare the two). `files`: the imported grammar files' texts
+    by path, read already (a cache key's): our reader imports those, not the files as they are now."""
     limits = limits or Limits()
-    loaded, dialect = _load(text, start, import_paths, source, reader)
+    loaded, dialect = _load(text, start, import_paths, source, reader, files)
     terminals = {name: lower_terminal(name, p, limits) for name, p in loaded.terminals.items() if p is not None}
     for name, written in dialect.specials.items():
         terminals[name] = Terminal(name, _special_node(written, special_tokens or {}), False)
@@ -76,7 +79,8 @@ def lark_rules(
                         f"terminal {s} without a pattern (%declare)", f"rule {origin}",
                         "only a postlexer makes it (e.g. indentation tokens), which a grammar cannot express",
                     )
-    ignore_names = loaded.ignore
+    # (an ignored terminal declared without a pattern never matches: only a postlexer makes it)
+    ignore_names = [name for name in loaded.ignore if name in terminals]
     bnf, emptied = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
     ignored = [terminals[name] for name in ignore_names]
     others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
@@ -163,7 +167,8 @@ def _use(terminal: Terminal) -> ir.Node:
     return ir.RuleRef(terminal.name) if terminal.greedy else terminal.node
 
 
-def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str, reader: bool = True) -> tuple[LoadedGrammar, Dialect]:
+def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str, reader: bool = True,
+          files: Optional[Mapping[str, str]] = None) -> tuple[LoadedGrammar, Dialect]:
     """The grammar's rules, terminals and ignored terminals, by our own reader (reader.py) where
     it takes the text (grammar files imported too), else by Lark's loader (anything the reader
     leaves to Lark; its errors become GrammarError with Lark's message, line and column)."""
@@ -172,20 +177,39 @@ def _load(text: str, start: str, import_paths: Sequence[Path | str], source: str
     dialect = read_dialect(text)  # (options: only an empty %llguidance header passes)
     if reader:
         try:
-            return read_grammar(dialect.text, start, [str(p) for p in import_paths], source), dialect
+            return read_grammar(dialect.text, start, [str(p) for p in import_paths], source, files), dialect
         except (Unread, RecursionError):  # (Lark's loader then says what it makes of the text)
             pass
-    return _load_with_lark(dialect.text, start, import_paths, source), dialect
+    return _load_with_lark(dialect.text, start, import_paths, source, files), dialect
 
 
-def _load_with_lark(text: str, start: str, import_paths: Sequence[Path | str], source: str) -> LoadedGrammar:
+class _ReadAlready:
+    """An import path for Lark's loader that serves the files read already (a cache key's
+    texts): Lark calls it with (base path, file name) and goes on to the next path on OSError."""
+
+    def __init__(self, folder: str, files: Mapping[str, str]) -> None:
+        self.folder = folder
+        self.files = files
+
+    def __call__(self, base_path: Any, grammar_path: str) -> tuple[str, str]:
+        file = os.path.join(self.folder, grammar_path)
+        if file not in self.files:
+            raise OSError(f"{file} was not read for this grammar")
+        return file, self.files[file]
+
+
+def _load_with_lark(text: str, start: str, import_paths: Sequence[Path | str], source: str,
+                    files: Optional[Mapping[str, str]] = None) -> LoadedGrammar:
     try:
         from lark.exceptions import LarkError
         from lark.load_grammar import load_grammar
     except ImportError as exc:  # pragma: no cover - lark is a dependency
         raise GrammarError("Lark grammars need the `lark` package (pip install lark)") from exc
     try:
-        grammar, _ = load_grammar(text, source, [str(p) for p in import_paths], False)
+        paths: list[Any] = [str(p) for p in import_paths]
+        if files is not None:  # (a relative import's folder, which Lark adds itself, is read as it is now)
+            paths = [_ReadAlready(p, files) for p in paths]
+        grammar, _ = load_grammar(text, source, paths, False)
         if start not in {d[0] for d in grammar.rule_defs}:
             raise GrammarError(f"the grammar has no rule {start!r} to start from (pass start=...)")
         term_defs, rule_defs, ignore_names = grammar.compile([start], set())
