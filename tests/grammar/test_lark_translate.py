@@ -175,6 +175,10 @@ def test_bad_grammars_raise_clear_errors(llama3):
     with pytest.raises(UnsupportedGrammarError, match="%declare") as info:
         compiler.compile_lark("%declare INDENT\nstart: INDENT \"a\"")
     assert info.value.where == "rule start"
+    for crashes_lark in ('start: A\nA: "a" [ B.2C | "d" ]*\nB: "b"\nC: "c"\n',  # (Lark: TypeError in its message)
+                         'start: "f" NUMBER\n%import common.INT -> NUMBER\n%import common.WS\n%ignore%json {} WS\n'):
+        with pytest.raises(GrammarError, match="Lark's loader fails on it"):  # (an AssertionError, just above)
+            compiler.compile_lark(crashes_lark)
     ignores_declared = compiler.compile_lark('start: "a"\n%declare B\n%ignore B\n')  # (it never matches: no effect)
     assert _we_accept(ignores_declared, "a") and not _we_accept(ignores_declared, "aa")
     with pytest.raises(UnsupportedGrammarError, match="empty string"):

@@ -219,6 +219,10 @@ def _load_with_lark(text: str, start: str, import_paths: Sequence[Path | str], s
         raise GrammarError(f"Lark grammar {source}: cannot read an imported grammar: {exc}") from None
     except RecursionError:
         raise GrammarError(f"Lark grammar {source}: nested too deeply to load") from None
+    except GrammarError:
+        raise
+    except Exception as exc:  # (Lark's loader fails on some malformed texts: an assert, a bad format string)
+        raise GrammarError(f"Lark grammar {source}: Lark's loader fails on it ({type(exc).__name__}: {exc})") from None
     rules: dict[str, list[tuple[str, ...]]] = {}
     for rule in rule_defs:
         rules.setdefault(rule.origin.name, []).append(tuple(s.name for s in rule.expansion))
