@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .boundaries import Boundaries
+from .row_bits import words_of
 from .trie import TokenTrie
 
 
@@ -84,9 +85,7 @@ class FirstBytes:
         """uint32 words: the tokens whose first byte is b (kept per byte)."""
         hit = self._byte_rows.get(b)
         if hit is None:
-            ids = np.flatnonzero(self._token_first == b)
-            hit = np.zeros(self._n_words(), dtype=np.uint32)
-            np.bitwise_or.at(hit, ids >> 5, np.left_shift(np.uint32(1), (ids & 31).astype(np.uint32)))
+            hit = words_of(np.flatnonzero(self._token_first == b), self._n_words())
             self._byte_rows[b] = hit
         return hit
 

@@ -28,6 +28,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .row_bits import words_of
+
 _WS_BYTES = b" \t\n\r"
 _WS = frozenset(_WS_BYTES)
 _OPEN_AFTER_COMMA = re.compile(rb',[ \t\n\r]*".', re.S)
@@ -128,10 +130,7 @@ def _key_start(data: bytes) -> "int | None":
 
 
 def _bitmask(ids: list[int], n_words: int) -> np.ndarray:
-    words = np.zeros(n_words, dtype=np.uint32)
-    if ids:
-        arr = np.asarray(ids, dtype=np.int64)
-        np.bitwise_or.at(words, arr >> 5, np.uint32(1) << (arr & 31).astype(np.uint32))
+    words = words_of(np.asarray(ids, dtype=np.int64), n_words)
     words.setflags(write=False)
     return words
 

@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .row_bits import words_of
+
 
 def token_set(
     token_bytes: Sequence[bytes], special: frozenset, n_words: int, how: str, byte_set: frozenset, after_item: frozenset,
@@ -47,9 +49,7 @@ def token_set(
             after &= pos > _first(opener, owner, pos, n)[owner]
         ok = _first(after, owner, pos, n) < _last(settles, owner, pos, n)
     ids = ids[ok & vocab.text[ids]]
-    words = np.zeros(n_words, dtype=np.uint32)
-    np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
-    out = words.view(np.uint8)
+    out = words_of(ids, n_words).view(np.uint8)
     out.setflags(write=False)
     vocab.sets[key] = out
     return out

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constrain.index.row_bits import nonzero_words, or_sparse, token_ids, warm_or_sparse
+from constrain.index.row_bits import nonzero_words, or_sparse, token_ids, warm_or_sparse, words_of
 
 
 @given(st.sets(st.integers(0, 32 * 40 - 1)))
@@ -40,3 +40,12 @@ def test_or_sparse_is_warmed_for_both_index_types():
         or_sparse(words, idx, bits)
     assert list(or_sparse.signatures) == before
     assert words.tolist() == [1, 1, 1, 1]
+
+
+@given(st.one_of(st.lists(st.integers(0, 32 * 40 - 1), max_size=64), st.lists(st.integers(0, 32 * 40 - 1), min_size=65, max_size=300)),
+       st.sampled_from([np.int64, np.int32]))
+def test_words_of_sets_the_bits_of_the_ids(ids, dtype):
+    """(Few ids and many, repeats included: the two ways words_of builds a row.)"""
+    words = words_of(np.array(ids, dtype=dtype), 40)
+    assert words.dtype == np.uint32 and words.shape == (40,)
+    assert token_ids(words) == sorted(set(ids))
