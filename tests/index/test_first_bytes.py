@@ -72,3 +72,20 @@ def test_rows_of_few_bytes_and_of_many_agree(llama3, monkeypatch):
         monkeypatch.setattr(first_bytes, "FEW_BYTES", -1)
         assert np.array_equal(row, gathered.starting_with(forbidden)), text
     assert len(few._byte_rows) > 10 and not gathered._byte_rows
+
+
+def test_each_node_knows_its_tokens_first_byte(llama3):
+    """Per trie (the full one and each slice's rest): each node that ends a token has that
+    token's first byte."""
+    index = Compiler(llama3).index
+    special = set(llama3.special_ids)
+    for tid, trie in enumerate((index.trie, *(sl.rest for sl in index.slices))):
+        first = index.first_bytes._first_of_nodes(tid)
+        assert first.shape == (trie.n_nodes,)
+        checked = 0
+        for n in range(0, trie.n_nodes, 7):
+            for t in trie.tok_ids[trie.tok_ptr[n] : trie.tok_ptr[n + 1]].tolist():
+                if t not in special and llama3.token_bytes[t]:
+                    assert first[n] == llama3.token_bytes[t][0], (tid, n, t)
+                    checked += 1
+        assert checked > 1000 or tid > 0
