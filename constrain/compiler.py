@@ -86,6 +86,7 @@ class Compiler:
         schemas); nothing is ever fetched. integer_zero_fraction=False writes integers without the
         ".0" JSON Schema allows them (what a typed output wants: 1.0000... never ends)."""
         from .automata.rules import NEAR_START_NFA_STATES, compile_rules
+        from .grammar.json_schema.malformed import TRANSLATION_FAILURES, malformed
         from .grammar.json_schema.options import JsonSchemaOptions
         from .grammar.json_schema.sources import schema_to_dict
         from .grammar.json_schema.translate import Translator
@@ -112,8 +113,14 @@ class Compiler:
                     "json_schema", source, options.key(), self.vocab, automaton,
                     tuple(body.get("relaxations", ())), tuple(body.get("annotations", ())), warm,
                 )
-            translator = Translator(as_dict, options, documents)
-            rules, start = translator.translate()
+            try:
+                translator = Translator(as_dict, options, documents)
+                rules, start = translator.translate()
+            except TRANSLATION_FAILURES as exc:  # (a keyword value of the wrong type, most likely)
+                error = malformed(as_dict, documents)
+                if error is None:
+                    raise
+                raise error from exc
             try:
                 rule_set = compile_rules(rules, start, self.limits)
                 if translator.keyed:
