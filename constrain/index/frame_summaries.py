@@ -41,7 +41,8 @@ from .follow import IF_FOLLOWS
 from .items import EMPTY, ROOT, Items
 from .node_sets import merged
 from .pushdown_summary import PushdownSummaries
-from .row_bits import nonzero_words, or_sparse
+from .row_bits import nonzero_words
+from .sparse_or import or_sparse
 from .walk import readable_subtrees_within
 
 if TYPE_CHECKING:

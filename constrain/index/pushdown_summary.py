@@ -21,7 +21,7 @@ from ..sorted_sets import sorted_unique
 from .node_sets import is_ascending, merged_ascending
 from .pushdown_tables import PushdownTables
 from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
-from .row_bits import warm_or_sparse
+from .sparse_or import warm_or_sparse
 from .trie import TokenTrie
 from .walk import readable_subtrees_within
 

@@ -1,28 +1,10 @@
 """Bitmask rows as uint32 words (bit t of word t >> 5 is token t): the nonzero words, the ids,
-the row of given ids, and a sparse row OR-ed into a whole one."""
+and the row of given ids. (No numba here: `import constrain` loads none; sparse_or.py has the
+kernel that ORs a sparse row into a whole one.)"""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-
-
-@numba.njit(cache=True, nogil=True)
-def or_sparse(words, idx, bits):
-    """words[idx] |= bits, as a loop: numpy's fancy `|=` gathers, ORs and scatters through
-    temporaries (0.8 against 0.4 us at 5 words, 8.6 against 2.2 at 3,000), and a mask ORs in
-    a few such parts per frame of each stack (frame_summaries.py)."""
-    for i in range(idx.shape[0]):
-        words[idx[i]] |= bits[i]
-
-
-def warm_or_sparse() -> None:
-    """Compile (or load) or_sparse for the index types parts come in: int64 from nonzero(),
-    int32 from a warm record (warm_codec.py)."""
-    words = np.zeros(1, dtype=np.uint32)
-    bits = np.zeros(1, dtype=np.uint32)
-    for dtype in (np.int64, np.int32):
-        or_sparse(words, np.zeros(1, dtype=dtype), bits)
 
 
 def nonzero_words(words: np.ndarray) -> np.ndarray:

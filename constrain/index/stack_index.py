@@ -26,7 +26,8 @@ from .follow import ExitFilter
 from .frame_summaries import FrameSummaries
 from .name_runs import name_closed_states
 from .pushdown_summary import warm_up
-from .row_bits import nonzero_words, or_sparse
+from .row_bits import nonzero_words
+from .sparse_or import or_sparse
 from .slice_choice import SliceChooser
 from .trie import TokenTrie
 from .vocab_index import VocabIndex
