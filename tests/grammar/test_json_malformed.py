@@ -17,6 +17,7 @@ MALFORMED = [
     ({"type": "object", "properties": {"a~b/c": {"type": 5}}}, "#/properties/a~0b~1c/type"),
     ({"$schema": "http://json-schema.org/draft-04/schema#", "items": 3}, "#/items"),
     ({"$defs": {"x": {"minItems": "three"}}, "$ref": "#/$defs/x"}, "#/$defs/x/minItems"),
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "prefixItems": 1.5}, "#/prefixItems"),  # (2020-12's word)
 ]
 
 

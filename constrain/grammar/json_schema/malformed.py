@@ -4,8 +4,10 @@ The translator reads keyword values as the specification types them. A schema wh
 other types (`"type": 0`, `"required": true`, `"minItems": "three"`) made it fail with a bare
 TypeError or ValueError far from the cause (found by mutating real-world schemas). Such schemas
 are rare and the meta-schema check costs milliseconds on a large one, so it runs only after a
-failure: its error, with the JSON pointer of the place, becomes a SchemaError. Where the
-meta-schema accepts the schema the failure is ours, and it is raised as it is.
+failure: its error, with the JSON pointer of the place, becomes a SchemaError (the declared
+draft's meta-schema first, then 2020-12's: the translator reads 2020-12 keywords such as
+`prefixItems` in a draft-04 schema too). Where both accept the schema the failure is ours, and
+it is raised as it is.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ def malformed(schema: Any, documents: Mapping[str, Any]) -> Optional[SchemaError
         if not isinstance(doc, (dict, bool)):
             return SchemaError(f"schema{where} must be an object or a boolean, not {type(doc).__name__}")
         declared = doc.get("$schema") if isinstance(doc, dict) else None
-        cls = jsonschema.Draft202012Validator
+        drafts = [jsonschema.Draft202012Validator]  # (the translator reads its keywords in every draft)
         if isinstance(declared, str):
-            cls = jsonschema.validators.validator_for({"$schema": declared}, default=cls)
-        try:
-            cls.check_schema(doc)
-        except jsonschema.exceptions.SchemaError as err:
-            pointer = "#" + "".join("/" + escape_key(str(p)) for p in err.absolute_path)
-            return SchemaError(f"malformed schema{where}: {err.message}", pointer)
+            drafts.insert(0, jsonschema.validators.validator_for({"$schema": declared}, default=drafts[0]))
+        for cls in drafts:
+            try:
+                cls.check_schema(doc)
+            except jsonschema.exceptions.SchemaError as err:
+                pointer = "#" + "".join("/" + escape_key(str(p)) for p in err.absolute_path)
+                return SchemaError(f"malformed schema{where}: {err.message}", pointer)
     return None
