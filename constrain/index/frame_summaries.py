@@ -22,13 +22,13 @@ recursion, which compile_rules rejects.
 What keeps this cheap on JSON, where most summaries are met once: an item is narrowed to the
 nodes its reader can read first (a pop offers every byte some caller may read); a state that
 reads none of an item's bytes needs no walk; a summary keeps its parts (cached arrays) unmerged
-up to a few; a stack's top keeps its summary per (rule, state) with its parts as they are.
+up to a few (summary.py); a stack's top keeps its summary per (rule, state), parts as they are.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Generator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Generator, Optional
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from .items import EMPTY, ROOT, Items
 from .node_sets import merged
 from .pushdown_summary import PushdownSummaries
 from .row_bits import nonzero_words
-from .sparse_or import or_sparse
+from .summary import NOTHING, Summary, of_parts, of_words, part_bytes
 from .walk import readable_subtrees_within
 
 if TYPE_CHECKING:
@@ -50,25 +50,8 @@ if TYPE_CHECKING:
 
 _NO_WORDS = np.zeros(0, dtype=np.intp)
 _NO_BITS = np.zeros(0, dtype=np.uint32)
-_MAX_PARTS = 4  # a kept summary's parts are merged into one beyond this many
-_DENSE = 4  # a summary's bits are kept whole when more than 1/_DENSE of the words are set
 SMALL_ITEM = 16384  # a frame at an item whose readable subtrees hold at most this many trie nodes:
 # one pushdown walk (larger ones share their callees' summaries: see _small)
-
-
-class Summary(NamedTuple):
-    """Tokens as `parts` (each whole words or a (word indices, bits) pair: cached arrays, never
-    written) and the items where the frame pops. Kept summaries have at most _MAX_PARTS parts; a
-    top's keeps its parts as they are (FrameSummaries.read_top)."""
-
-    parts: tuple
-    pops: tuple[int, ...]
-
-    def or_into(self, words: np.ndarray) -> None:
-        _or_parts(self.parts, words)
-
-
-NOTHING = Summary((), ())
 
 
 class FrameSummaries:
@@ -96,7 +79,7 @@ class FrameSummaries:
 
     def memory_bytes(self) -> int:
         """The arrays the summaries made (tops' parts are other summaries' or walks' arrays)."""
-        return sum(_part_bytes(p) for s in self._memo.values() for p in s.parts) + sum(
+        return sum(part_bytes(p) for s in self._memo.values() for p in s.parts) + sum(
             w[0].nbytes + w[1].nbytes for w in self._walks.values()
         )
 
@@ -238,7 +221,7 @@ class FrameSummaries:
                 pops.append(self.items.nodes(tid, nodes))
         if top:
             return Summary(tuple(parts), tuple(pops))
-        return _summary(parts, a.index.trie.n_words, tuple(pops))
+        return of_parts(parts, a.index.trie.n_words, tuple(pops))
 
     def _without_first_bytes(self, whole: Summary, forbidden: int) -> Summary:
         """`whole` (a summary from the root) less the tokens whose first byte is forbidden: its
@@ -267,7 +250,7 @@ class FrameSummaries:
                 pops.append(p)
             elif kept.any():
                 pops.append(self.items.nodes(tid, nodes[kept], ascending=True))
-        return _summary(parts, self.a.index.trie.n_words, tuple(pops))
+        return of_parts(parts, self.a.index.trie.n_words, tuple(pops))
 
     def _small(self, rep: int, q: int, item: int) -> bool:
         """Is (rep, q) at `item` one pushdown walk: do the subtrees of the item's nodes that the
@@ -344,14 +327,7 @@ class FrameSummaries:
             if unread is not None:
                 pops = unread if pops is None else merged(pops, unread)  # (both ascending)
             popped = () if pops is None else (self.items.nodes(tid, pops, ascending=True),)
-            idx = nonzero_words(words)
-            if not idx.size:
-                hit = Summary((), popped)
-            elif idx.size * _DENSE > words.size:
-                hit = Summary((words,), popped)
-            else:
-                hit = Summary(((idx, words[idx]),), popped)
-            hit = self._memo.setdefault(key, hit)
+            hit = self._memo.setdefault(key, of_words(words, popped))
         return hit
 
     def _walk(self, tid: int, rep: int, q: int, item: int, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, Boundaries]:
@@ -383,28 +359,3 @@ class FrameSummaries:
             keep = follow[node_bytes]
             nodes, node_bytes = nodes[keep], node_bytes[keep]
         return Boundaries.of(nodes, np.full(nodes.size, q, dtype=np.int32), node_bytes)
-
-
-def _or_parts(parts, words: np.ndarray) -> None:
-    for part in parts:
-        if isinstance(part, tuple):
-            or_sparse(words, part[0], part[1])
-        else:
-            words |= part
-
-
-def _part_bytes(part) -> int:
-    return part[0].nbytes + part[1].nbytes if isinstance(part, tuple) else part.nbytes
-
-
-def _summary(parts: list, n_words: int, pops: tuple[int, ...]) -> Summary:
-    """A summary of these parts, merged into one (whole words where dense) where there are
-    more than _MAX_PARTS (merging costs more than the few ORs of a summary met once or twice)."""
-    if len(parts) <= _MAX_PARTS:
-        return Summary(tuple(parts), pops)
-    words = np.zeros(n_words, dtype=np.uint32)
-    _or_parts(parts, words)
-    idx = nonzero_words(words)
-    if idx.size * _DENSE > words.size:
-        return Summary((words,), pops)
-    return Summary(((idx, words[idx]),), pops)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from .boundaries import Boundaries
-from .frame_summaries import Summary
+from .summary import Summary
 from .items import Items
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .frame_summaries import Summary
+from .summary import Summary
 from .items import EMPTY, ROOT
 
 if TYPE_CHECKING:
