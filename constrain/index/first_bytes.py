@@ -15,7 +15,6 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .boundaries import Boundaries
-from .row_bits import words_of
 from .trie import TokenTrie
 
 
@@ -77,7 +76,7 @@ class FirstBytes:
 
     def nodes_allowed(self, tid: int, nodes: np.ndarray, forbidden: int) -> np.ndarray:
         """Bool per node of trie `tid`: is its token's first byte not in `forbidden`?"""
-        return self.allowed(forbidden)[self._first_of_nodes(tid)[nodes]]
+        return self.allowed(forbidden)[self._node_first[tid][nodes]]
 
     def _n_words(self) -> int:
         return (self._token_first.shape[0] + 31) // 32
@@ -86,7 +85,7 @@ class FirstBytes:
         """uint32 words: the tokens whose first byte is b (kept per byte)."""
         hit = self._byte_rows.get(b)
         if hit is None:
-            hit = words_of(np.flatnonzero(self._token_first == b), self._n_words())
+            hit = np.packbits(self._first_padded() == b, bitorder="little").view(np.uint32)
             self._byte_rows[b] = hit
         return hit
 
@@ -100,9 +99,6 @@ class FirstBytes:
             hit[:n] = self._token_first
             self._padded = hit
         return hit
-
-    def _first_of_nodes(self, tid: int) -> np.ndarray:
-        return self._node_first[tid]
 
 
 def _node_first_bytes(trie: TokenTrie) -> np.ndarray:

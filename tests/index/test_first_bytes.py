@@ -80,7 +80,7 @@ def test_each_node_knows_its_tokens_first_byte(llama3):
     index = Compiler(llama3).index
     special = set(llama3.special_ids)
     for tid, trie in enumerate((index.trie, *(sl.rest for sl in index.slices))):
-        first = index.first_bytes._first_of_nodes(tid)
+        first = index.first_bytes._node_first[tid]
         assert first.shape == (trie.n_nodes,)
         checked = 0
         for n in range(0, trie.n_nodes, 7):
