@@ -108,11 +108,16 @@ class FrameSummaries:
         """OR into `words` what a stack's top (rule class `rep` in state q) reads from the root
         without popping; returns the items where it pops. A top's summary keeps its parts (its
         inner walk, its callees' summaries) unmerged: most are met once, and merging costs."""
+        hit = self.top(rep, q, deadline)
+        hit.or_into(words)
+        return hit.pops
+
+    def top(self, rep: int, q: int, deadline: float) -> Summary:
+        """What a stack's top (rule class `rep` in state q) reads from the root (read_top)."""
         hit = self._tops.get((rep, q))
         if hit is None:
             hit = self._tops.setdefault((rep, q), self._run((rep, q, ROOT), deadline, top=True))
-        hit.or_into(words)
-        return hit.pops
+        return hit
 
     def _run(self, key: tuple[int, int, int], deadline: float, top: bool = False) -> Summary:
         """Compute `key`'s summary and those it needs first, callees before callers (a `top`'s

@@ -21,6 +21,7 @@ from ..sorted_sets import sorted_unique
 from .node_sets import is_ascending, merged_ascending
 from .pushdown_tables import PushdownTables
 from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
+from .chain_walk import warm_chain
 from .sparse_or import warm_or_sparse
 from .trie import TokenTrie
 from .walk import readable_subtrees_within
@@ -86,9 +87,10 @@ _warm_lock = threading.Lock()
 
 
 def warm_up() -> None:
-    """Compile the walk, frame_summaries' size check, the node-set loops and the sparse OR (or
-    load them from numba's cache) once per process, on a one-token trie with the argument types
-    of real calls: outside any mask's clock (a first compile takes seconds on a small machine)."""
+    """Compile the walk, frame_summaries' size check, the node-set loops, the sparse OR and the
+    chaining loop (or load them from numba's cache) once per process, on a one-token trie with
+    the argument types of real calls: outside any mask's clock (a first compile takes seconds
+    on a small machine)."""
     if _warm[0]:
         return
     with _warm_lock:
@@ -108,4 +110,5 @@ def warm_up() -> None:
         merged_ascending(one, one)
         is_ascending(one)
         warm_or_sparse()
+        warm_chain()
         _warm[0] = True

@@ -22,6 +22,8 @@ from ..automata.rules import RuleSet
 from ..automata.stack_semantics import StackSemantics
 from ..limits import Limits
 from .boundaries import Boundaries
+from .chain_tables import ChainTables
+from .chain_walk import TOP, chain
 from .follow import ExitFilter
 from .frame_summaries import FrameSummaries
 from .name_runs import name_closed_states
@@ -36,11 +38,14 @@ from .walk import walk_subtrees  # (this module is imported by the first JSON Sc
 _BOUNDARY_BUFFER = 4096
 _ROOT = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 MAX_FORCED_BYTES = 4096
+_MISSES = 256  # misses one round of chaining records at first
 MAX_FORCED_MEMO = 65_536  # positions whose forced bytes are kept (cleared when full)
 
 
 class StackTokenAutomaton:
     """The TokenAutomaton (see constrain/compiled.py) of a grammar of rules."""
+
+    chain_in_numba = True  # (False: summaries chained in Python, as before chain_walk.py; tests compare)
 
     def __init__(self, rules: RuleSet, index: VocabIndex, limits: Limits = Limits()) -> None:
         self.rules = rules
@@ -66,6 +71,7 @@ class StackTokenAutomaton:
         self._below_cache: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
         self._below_seen: set[tuple] = set()
         self.summaries = FrameSummaries(self, limits.max_stack_depth, limits.max_stacks)
+        self.chain_tables = ChainTables(index.trie.n_words)
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> frozenset:
@@ -195,6 +201,43 @@ class StackTokenAutomaton:
         deadline = time.perf_counter() + self.mask_seconds  # (for the whole mask: Limits.max_mask_seconds)
         words = np.zeros(self.index.trie.n_words, dtype=np.uint32)
         complete = self.semantics.is_complete(state)
+        if self.chain_in_numba:
+            self._chain(state, words, deadline)
+        else:
+            self._chain_in_python(state, words, deadline)
+        row = self._finish(words, complete)
+        with self._lock:
+            self._rows.setdefault(state, row)
+            return self._rows[state]
+
+    def _chain(self, state: frozenset, words: np.ndarray, deadline: float) -> None:
+        """The summaries chained by the numba loop (chain_walk.py). Where it misses (a summary
+        no mask has chained yet), the summary is made and added, and the loop goes on from
+        there: a round per level of new summaries."""
+        tables, same, summaries = self.chain_tables, self._same, self.summaries
+        while True:
+            generation = tables.generation
+            at = np.array([(tables.frame_id(top, same), TOP) for top in state], dtype=np.int64)
+            generation_now, frames, arrays = tables.snapshot()
+            if generation_now == generation:  # (else a top's id was given before the frames were reset)
+                break
+        misses = np.empty((_MISSES, 2), dtype=np.int64)
+        while True:
+            n_miss = chain(at, *arrays, words, misses)
+            if not n_miss:
+                return
+            if n_miss > _MISSES:
+                misses = np.empty((2 * n_miss, 2), dtype=np.int64)
+                continue
+            for f, item in misses[:n_miss].tolist():
+                r, q, _, _ = frames[f]
+                r = same[r]
+                found = summaries.top(r, q, deadline) if item == TOP else summaries.get(r, q, item, deadline)
+                tables.add(r, q, item, found)
+            at = misses[:n_miss].copy()
+            _, frames, arrays = tables.snapshot()  # (same generation: this mask adds no frame)
+
+    def _chain_in_python(self, state: frozenset, words: np.ndarray, deadline: float) -> None:
         same, summaries = self._same, self.summaries
         top_pops: dict[tuple[int, int], tuple[int, ...]] = {}  # (an ambiguous text's stacks share tops)
         below: set[tuple[int, int]] = set()  # (id of a frame, item): frames live as long as `state`
@@ -207,10 +250,6 @@ class StackTokenAutomaton:
                     if (id(parent), p) not in below:
                         below.add((id(parent), p))
                         self._below(parent, p, words, deadline)
-        row = self._finish(words, complete)
-        with self._lock:
-            self._rows.setdefault(state, row)
-            return self._rows[state]
 
     def _below(self, frame: tuple, item: int, words: np.ndarray, deadline: float) -> None:
         """OR into `words` what `frame` and the frames below it read from `item` on. Inside a
@@ -224,7 +263,7 @@ class StackTokenAutomaton:
             return
         again = key in self._below_seen
         out = np.zeros_like(words) if again else words
-        same, summaries = self._same, self.summaries
+        same, summaries, tables = self._same, self.summaries, self.chain_tables
         todo = [key]
         seen: set[tuple[int, int]] = set()
         while todo:
@@ -234,6 +273,7 @@ class StackTokenAutomaton:
             seen.add((id(frame), item))
             r, q, parent, _ = frame
             found = summaries.get(same[r], q, item, deadline)
+            tables.add(same[r], q, item, found)
             found.or_into(out)
             if parent is not None:
                 todo.extend((parent, p) for p in found.pops)

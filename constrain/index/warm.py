@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 def warm_kernels(index: "VocabIndex") -> None:
     from ..automata.dfa import DFA
+    from .chain_walk import warm_chain
     from .name_runs import name_closed_states
     from .slice_choice import SliceChooser
     from .walk import walk_subtrees
@@ -36,3 +37,4 @@ def warm_kernels(index: "VocabIndex") -> None:
             np.zeros(1, dtype=np.uint8), np.zeros(256, dtype=np.bool_), name_closed_states(dead), t.names,
             np.zeros(1, dtype=np.int32), np.int32(0), words, nodes, nodes,
         )
+    warm_chain()  # (a warm record's decoding builds the chaining's tables: no part of a compile's time)

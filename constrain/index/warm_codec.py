@@ -6,7 +6,8 @@ inner walks not computed yet (SQL: ~400 us a mask over its first five queries, ~
 are known). Those tables depend only on the rule set and the vocabulary's tries, not on the
 request, so a later process can start with them. Kept: the interned items, the summaries (kept
 and tops'), the walks from node items and the whole-trie inner walks with their boundaries, and
-the narrowing and small-item memos. Not kept: rows (per position, 16 KB each) and what is cheap
+the narrowing and small-item memos (read back, the summaries and memos also fill the chaining's
+arrays in one go: chain_tables.py). Not kept: rows (per position, 16 KB each) and what is cheap
 to recompute. The word sets that summaries share in memory are written once and shared again
 when read. Reading runs no code, and every index a numba walk would follow is range-checked
 first (an out-of-range node would corrupt memory, not raise): anything malformed raises
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from .boundaries import Boundaries
+from .chain_tables import ChainTables
 from .summary import Summary
 from .items import Items
 
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 _FORBIDDEN_WORDS = 4  # a root item's forbidden first bytes: 256 bits as 4 uint64
+_CHAIN_ARRAYS = (  # what the chaining's tables are made of (chain_tables.py)
+    "summary_keys", "summary_top", "summary_parts", "summary_parts_off", "summary_pops", "summary_pops_off",
+    "pool_idx", "pool_bits", "pool_off", "pool_dense", "pool_words", "narrow_keys", "narrow_to",
+)
 
 
 def learned(a: StackTokenAutomaton) -> int:
@@ -211,8 +217,9 @@ class _Decoder:
         inner = self._inner(pool)
         narrow = {k: int(v) for k, v in zip(self._triples("narrow_keys"), self._in_range(self._get("narrow_to"), -1, self.n_items, "narrowed item"))}
         small = dict(zip(self._triples("small_keys"), (self._get("small_is") != 0).tolist()))
+        chain = ChainTables.of_record(self.n_words, {name: self._get(name) for name in _CHAIN_ARRAYS})  # (checked above)
         s.items, s._memo, s._tops, s._walks, s._narrow, s._small_memo = items, memo, tops, walks, narrow, small
-        a._inner = inner
+        a._inner, a.chain_tables = inner, chain
 
     # -- parts of the record ------------------------------------------------------------------
     def _get(self, name: str) -> np.ndarray:
