@@ -224,11 +224,11 @@ class StackTokenAutomaton:
         misses = np.empty((_MISSES, 2), dtype=np.int64)
         while True:
             n_miss = chain(at, *arrays, words, misses)
+            if n_miss > misses.shape[0]:  # (not all recorded: once more, with room for them; OR-ing twice is harmless)
+                misses = np.empty((2 * n_miss, 2), dtype=np.int64)
+                n_miss = chain(at, *arrays, words, misses)
             if not n_miss:
                 return
-            if n_miss > _MISSES:
-                misses = np.empty((2 * n_miss, 2), dtype=np.int64)
-                continue
             for f, item in misses[:n_miss].tolist():
                 r, q, _, _ = frames[f]
                 r = same[r]

@@ -149,3 +149,13 @@ def test_misses_past_the_buffer_are_read_in_more_rounds(llama3, masked_walk, mon
     want = _rows(Compiler(llama3).compile_lark(text), llama3, walks)
     monkeypatch.setattr(stack_index, "_MISSES", 1)
     assert _rows(Compiler(llama3).compile_lark(text), llama3, walks) == want
+
+
+def test_frames_forgotten_in_the_middle_of_a_mask_are_given_ids_again(llama3, masked_walk, monkeypatch):
+    text = load("sql")
+    walks = _walks(Compiler(llama3).compile_lark(text), llama3, masked_walk, 3, 7)
+    want = _rows(Compiler(llama3).compile_lark(text), llama3, walks)
+    monkeypatch.setattr(chain_tables, "MAX_FRAMES", 4)  # (a position's tops outnumber it: ids given to the first are void)
+    g = Compiler(llama3).compile_lark(text)
+    assert _rows(g, llama3, walks) == want
+    assert g.automaton.chain_tables.generation > 0
