@@ -40,6 +40,8 @@ _ROOT = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from t
 MAX_FORCED_BYTES = 4096
 _MISSES = 256  # misses one round of chaining records at first
 MAX_FORCED_MEMO = 65_536  # positions whose forced bytes are kept (cleared when full)
+MAX_ROWS = 16_384  # positions whose rows are kept (~256 MiB at Llama 3; cleared when full): a
+# recursive grammar's positions have no bound (each nesting path is one), a server's requests meet ever more
 
 
 class StackTokenAutomaton:
@@ -207,8 +209,9 @@ class StackTokenAutomaton:
             self._chain_in_python(state, words, deadline)
         row = self._finish(words, complete)
         with self._lock:
-            self._rows.setdefault(state, row)
-            return self._rows[state]
+            if len(self._rows) >= MAX_ROWS:
+                self._rows.clear()  # (in place: matchers hold this dict; the rows they hold stay valid)
+            return self._rows.setdefault(state, row)
 
     def _chain(self, state: frozenset, words: np.ndarray, deadline: float) -> None:
         """The summaries chained by the numba loop (chain_walk.py). Where it misses (a summary

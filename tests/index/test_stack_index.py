@@ -225,3 +225,25 @@ def test_masks_after_greedy_returns_equal_the_oracle(follow, llama3, byte_step_o
             if not choices.size:
                 break
             assert m.accept_token(int(rng.choice(choices)))
+
+
+def test_the_row_cache_is_bounded_and_masks_outlive_its_clearing(llama3, tokenizer_files, monkeypatch):
+    from tokenizers import Tokenizer
+
+    import constrain.index.stack_index as stack_index
+
+    tok = Tokenizer.from_file(str(tokenizer_files["llama3"] / "tokenizer.json"))
+    ids = tok.encode('{"a":[1,{"b":null}],"c":[[["deep"]]]}', add_special_tokens=False).ids
+    want = []
+    m = Matcher(_grammar(llama3, json_value_rules(), "json_value"))
+    for tid in ids:
+        want.append(_ours(m, llama3))
+        assert m.accept_token(tid)
+    monkeypatch.setattr(stack_index, "MAX_ROWS", 3)
+    g = _grammar(llama3, json_value_rules(), "json_value")
+    m = Matcher(g)
+    for step, tid in enumerate(ids):
+        assert (_ours(m, llama3) == want[step]).all(), step
+        assert len(g.automaton.row_cache()) <= 3
+        assert m.accept_token(tid)
+    assert len(ids) > 6  # (the cache was cleared, more than once)
