@@ -25,18 +25,20 @@ from ..errors import LimitExceededError
 from .rules import RuleSet, Stack
 
 ALL_BYTES = (1 << 256) - 1
+MAX_MEMO = 1 << 18  # stacks whose closure, and whose own level, are kept (then all forgotten: a
+# recursive grammar's stacks are without bound, and a server meets ever more)
 
 
 class StackSemantics:
     """Shared and thread-safe (the memos are dicts whose entries are immutable; concurrent
-    fills only repeat work)."""
+    fills only repeat work; a full memo is replaced by an empty one, never emptied in place, and
+    no entry needs another to be there)."""
 
     def __init__(self, rules: RuleSet, max_depth: int = 10_000, max_stacks: int = 10_000) -> None:
         self.rules = rules
         self.max_depth = max_depth
         self.max_stacks = max_stacks
-        self._closure: dict[Stack, tuple[frozenset, bool]] = {}
-        self._restricted: dict[Stack, tuple[frozenset, int]] = {}
+        self._closure: dict[Stack, tuple[frozenset, bool, Optional[tuple[frozenset, int]]]] = {}
         self._levels: dict[Stack, tuple[frozenset, bool, int, bool]] = {}
         self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
         self._bits: dict[tuple[int, int], int] = {}
@@ -63,20 +65,22 @@ class StackSemantics:
             self._bits[(r, q)] = hit
         return hit
 
-    def closure(self, stack: tuple) -> tuple[frozenset, bool]:
+    def closure(self, stack: tuple) -> tuple[frozenset, bool, Optional[tuple[frozenset, int]]]:
         """(stacks reachable without reading a byte by calls and returns, whether one of the
-        returns empties the stack: the text so far is complete)."""
+        returns empties the stack: the text so far is complete, the *restriction*). The
+        restriction, for a stack whose closure pops a greedy top that can read on: (the tops
+        reached by that return, the bytes they may not read first, one bit each); else None."""
         hit = self._closure.get(stack)
         if hit is not None:
             return hit
         reads = self._greedy_return(stack)
         if reads:
-            below, complete = self.closure(stack[2])
-            self._restricted[stack] = (below, reads)
-            result = (below | {stack}, complete)
-            self._closure[stack] = result
-            return result
-        result = self._close(stack)
+            below, complete, _ = self.closure(stack[2])
+            result = (below | {stack}, complete, (below, reads))
+        else:
+            result = self._close(stack)
+        if len(self._closure) >= MAX_MEMO:
+            self._closure = {}
         self._closure[stack] = result
         return result
 
@@ -88,13 +92,7 @@ class StackSemantics:
             return self.read_bits(r, q)
         return 0
 
-    def restriction(self, stack: tuple) -> Optional[tuple[frozenset, int]]:
-        """For a stack whose closure pops a greedy top that can read on: (the tops reached by
-        that return, the bytes they may not read first, one bit each); else None. Valid after
-        closure(stack)."""
-        return self._restricted.get(stack) if self._restricted else None
-
-    def _close(self, stack: tuple) -> tuple[frozenset, bool]:
+    def _close(self, stack: tuple) -> tuple[frozenset, bool, None]:
         """The closure as own levels down the parent chain (a parent's closure known ends it)."""
         tops: set[tuple] = set()
         complete = False
@@ -110,7 +108,7 @@ class StackSemantics:
                 tops |= known[0]
                 complete = complete or known[1]
                 break
-        return frozenset(tops), complete
+        return frozenset(tops), complete, None
 
     def own_level(self, stack: tuple) -> tuple[frozenset, bool, int, bool]:
         """(the tops `stack`'s closure reaches without popping to its parent, whether they pop
@@ -122,7 +120,8 @@ class StackSemantics:
             return hit
         reads = self._greedy_return(stack)
         if reads:
-            hit = self._levels[stack] = (frozenset({stack}), True, reads, False)
+            hit = (frozenset({stack}), True, reads, False)
+            self._remember_level(stack, hit)
             return hit
         parent = stack[2]
         out: set[tuple] = set()
@@ -148,8 +147,14 @@ class StackSemantics:
                     pops = True
                 else:
                     todo.append(p)
-        hit = self._levels[stack] = (frozenset(out), pops, 0, complete)
+        hit = (frozenset(out), pops, 0, complete)
+        self._remember_level(stack, hit)
         return hit
+
+    def _remember_level(self, stack: tuple, level: tuple[frozenset, bool, int, bool]) -> None:
+        if len(self._levels) >= MAX_MEMO:
+            self._levels = {}
+        self._levels[stack] = level
 
     def step(self, stacks: frozenset, byte: int) -> frozenset:
         bit = 1 << byte
@@ -172,8 +177,7 @@ class StackSemantics:
 
     def _step_one(self, stack: tuple, byte: int, bit: int) -> frozenset:
         nxt = set()
-        tops = self.closure(stack)[0]
-        limit = self.restriction(stack)  # (valid after closure(stack))
+        tops, _, limit = self.closure(stack)
         for top in tops:
             if limit is not None and limit[1] & bit and top in limit[0]:
                 continue
@@ -203,8 +207,7 @@ class StackSemantics:
             return {b for b in range(256) if bits >> b & 1}
         out: set[int] = set()
         for s in stacks:
-            tops = self.closure(s)[0]
-            limit = self.restriction(s)
+            tops, _, limit = self.closure(s)
             for top in tops:
                 bits = self.read_bits(top[0], top[1])
                 if limit is not None and top in limit[0]:

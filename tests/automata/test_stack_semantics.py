@@ -64,8 +64,7 @@ def _reference_step(sem: StackSemantics, stacks, byte: int) -> frozenset:
     """A byte step over each stack's whole closure (what `step` computes from own levels)."""
     out = set()
     for s in stacks:
-        tops = sem.closure(s)[0]
-        limit = sem.restriction(s)  # (valid after closure(s))
+        tops, _, limit = sem.closure(s)
         for r, q, parent, depth in tops:
             if limit is not None and limit[1] >> byte & 1 and (r, q, parent, depth) in limit[0]:
                 continue
@@ -119,3 +118,32 @@ def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
     if grammar is AMBIGUOUS:
         deep = sem.advance(sem.initial(), b"+".join([b"a"] * 60))  # (a stack per nesting depth)
         assert len(deep) >= 59 and sem.is_complete(deep)
+
+
+@pytest.mark.parametrize("grammar,greedy", [(AMBIGUOUS, ("NAME",)), (JUXTAPOSED, ("NAME", "DIGITS"))])
+def test_forgotten_memos_give_the_same_steps(grammar, greedy, monkeypatch):
+    import random
+
+    import constrain.automata.stack_semantics as stack_semantics
+
+    rules = compile_rules(grammar, "start", greedy=greedy)
+
+    def walk(seed: int) -> list:
+        rng, sem = random.Random(seed), StackSemantics(rules)
+        stacks, seen = sem.initial(), []
+        for _ in range(40):
+            options = sorted(sem.next_bytes(stacks))
+            seen.append((stacks, sem.is_complete(stacks), options))
+            if not options:
+                break
+            stacks = sem.step(stacks, rng.choice(options + [ord(" ")]))
+            if not stacks:
+                break
+        return seen, sem
+
+    want = [walk(seed)[0] for seed in range(12)]
+    monkeypatch.setattr(stack_semantics, "MAX_MEMO", 2)
+    for seed in range(12):
+        got, sem = walk(seed)
+        assert got == want[seed], seed
+        assert len(sem._closure) <= 2 and len(sem._levels) <= 2
