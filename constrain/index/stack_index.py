@@ -47,7 +47,11 @@ MAX_ROWS = 16_384  # positions whose rows are kept (~256 MiB at Llama 3; cleared
 class StackTokenAutomaton:
     """The TokenAutomaton (see constrain/compiled.py) of a grammar of rules."""
 
-    chain_in_numba = True  # (False: summaries chained in Python, as before chain_walk.py; tests compare)
+    # Known summaries chained by the numba loop (chain_walk.py) only where its arrays were filled in
+    # one go from a warm record (warm_codec.py sets it): there a known position's mask took 26.6 ->
+    # 16.7 us (SQL). In a process that learns its summaries, filling the arrays one by one cost more
+    # than the loop saved (cold 230.9 -> 245.3 us, steady 17.8 -> 20.7): Python chains there.
+    chain_in_numba = False
 
     def __init__(self, rules: RuleSet, index: VocabIndex, limits: Limits = Limits()) -> None:
         self.rules = rules
@@ -74,6 +78,7 @@ class StackTokenAutomaton:
         self._below_seen: set[tuple] = set()
         self.summaries = FrameSummaries(self, limits.max_stack_depth, limits.max_stacks)
         self.chain_tables = ChainTables(index.trie.n_words)
+        self._missed: set[tuple[int, int, int]] = set()  # (rule class, state, item) the loop has missed once
 
     # -- TokenAutomaton ------------------------------------------------------------------------
     def initial_state(self) -> frozenset:
@@ -215,8 +220,9 @@ class StackTokenAutomaton:
 
     def _chain(self, state: frozenset, words: np.ndarray, deadline: float) -> None:
         """The summaries chained by the numba loop (chain_walk.py). Where it misses (a summary
-        no mask has chained yet), the summary is made and added, and the loop goes on from
-        there: a round per level of new summaries."""
+        not in its arrays), the branch is chained in Python the first time; the second time the
+        summary is added and the loop goes on from there (a round per level of such summaries).
+        Adding costs ~16 us a summary, and most of those a new position meets are met once."""
         tables, same, summaries = self.chain_tables, self._same, self.summaries
         while True:
             generation = tables.generation
@@ -232,12 +238,22 @@ class StackTokenAutomaton:
                 n_miss = chain(at, *arrays, words, misses)
             if not n_miss:
                 return
+            again = []
             for f, item in misses[:n_miss].tolist():
-                r, q, _, _ = frames[f]
-                r = same[r]
+                frame = frames[f]
+                r, q = same[frame[0]], frame[1]
                 found = summaries.top(r, q, deadline) if item == TOP else summaries.get(r, q, item, deadline)
-                tables.add(r, q, item, found)
-            at = misses[:n_miss].copy()
+                if (r, q, item) in self._missed:
+                    tables.add(r, q, item, found)
+                    again.append((f, item))
+                    continue
+                self._missed.add((r, q, item))
+                found.or_into(words)
+                if frame[2] is not None:
+                    self._or_down([(frame[2], p) for p in found.pops], words, deadline)
+            if not again:
+                return
+            at = np.array(again, dtype=np.int64)
             _, frames, arrays = tables.snapshot()  # (same generation: this mask adds no frame)
 
     def _chain_in_python(self, state: frozenset, words: np.ndarray, deadline: float) -> None:
@@ -254,6 +270,21 @@ class StackTokenAutomaton:
                         below.add((id(parent), p))
                         self._below(parent, p, words, deadline)
 
+    def _or_down(self, todo: list[tuple[tuple, int]], words: np.ndarray, deadline: float) -> None:
+        """OR into `words` what each (frame, item) of `todo` and the frames below read (Python)."""
+        same, summaries = self._same, self.summaries
+        seen: set[tuple[int, int]] = set()
+        while todo:
+            frame, item = todo.pop()
+            if (id(frame), item) in seen:
+                continue
+            seen.add((id(frame), item))
+            r, q, parent, _ = frame
+            found = summaries.get(same[r], q, item, deadline)
+            found.or_into(words)
+            if parent is not None:
+                todo.extend((parent, p) for p in found.pops)
+
     def _below(self, frame: tuple, item: int, words: np.ndarray, deadline: float) -> None:
         """OR into `words` what `frame` and the frames below it read from `item` on. Inside a
         key or a string the top changes at every character while where it pops (the closing
@@ -266,20 +297,7 @@ class StackTokenAutomaton:
             return
         again = key in self._below_seen
         out = np.zeros_like(words) if again else words
-        same, summaries, tables = self._same, self.summaries, self.chain_tables
-        todo = [key]
-        seen: set[tuple[int, int]] = set()
-        while todo:
-            frame, item = todo.pop()
-            if (id(frame), item) in seen:
-                continue
-            seen.add((id(frame), item))
-            r, q, parent, _ = frame
-            found = summaries.get(same[r], q, item, deadline)
-            tables.add(same[r], q, item, found)
-            found.or_into(out)
-            if parent is not None:
-                todo.extend((parent, p) for p in found.pops)
+        self._or_down([key], out, deadline)
         if again:
             idx = nonzero_words(out)
             self._below_cache.setdefault(key, (idx, out[idx]))

@@ -219,7 +219,7 @@ class _Decoder:
         small = dict(zip(self._triples("small_keys"), (self._get("small_is") != 0).tolist()))
         chain = ChainTables.of_record(self.n_words, {name: self._get(name) for name in _CHAIN_ARRAYS})  # (checked above)
         s.items, s._memo, s._tops, s._walks, s._narrow, s._small_memo = items, memo, tops, walks, narrow, small
-        a._inner, a.chain_tables = inner, chain
+        a._inner, a.chain_tables, a.chain_in_numba = inner, chain, True
 
     # -- parts of the record ------------------------------------------------------------------
     def _get(self, name: str) -> np.ndarray:

@@ -45,14 +45,15 @@ def _walks(grammar, vocab, masked_walk, n, seed):
 
 
 @pytest.mark.parametrize("name", ["sql", "json", "recursive"])
-def test_masks_chained_in_numba_equal_those_chained_in_python(name, llama3, masked_walk):
+def test_masks_chained_in_numba_equal_those_chained_in_python(name, llama3, masked_walk, monkeypatch):
     text = RECURSIVE if name == "recursive" else load(name)
     walks = _walks(Compiler(llama3).compile_lark(text), llama3, masked_walk, 6, 1)
-    rows = {}
+    monkeypatch.setattr(stack_index, "MAX_ROWS", 2)  # (positions met again are computed again: their
+    rows = {}  # summaries missed a second time are added, and the loop chains them the third time)
     for in_numba in (False, True):
         g = Compiler(llama3).compile_lark(text)
         g.automaton.chain_in_numba = in_numba
-        rows[in_numba] = _rows(g, llama3, walks)
+        rows[in_numba] = _rows(g, llama3, walks * 3)
     assert rows[True] == rows[False]
     assert g.automaton.chain_tables.n_summaries > 0  # (the loop was given summaries to chain)
 
@@ -65,6 +66,7 @@ def test_masks_from_a_warm_record_equal_those_of_a_fresh_compile(llama3, masked_
     taught.warm.store()
     later = Compiler(llama3, cache_dir=tmp_path).compile_lark(text)
     tables = later.automaton.chain_tables
+    assert later.automaton.chain_in_numba  # (a record's tables are what the loop pays off on)
     assert tables.n_summaries > 1  # (the record's summaries, before any mask)
     walks = taught_on + _walks(Compiler(llama3).compile_lark(text), llama3, masked_walk, 3, 3)
     assert _rows(later, llama3, walks) == _rows(Compiler(llama3).compile_lark(text), llama3, walks)
@@ -148,7 +150,10 @@ def test_misses_past_the_buffer_are_read_in_more_rounds(llama3, masked_walk, mon
     walks = _walks(Compiler(llama3).compile_lark(text), llama3, masked_walk, 3, 5)
     want = _rows(Compiler(llama3).compile_lark(text), llama3, walks)
     monkeypatch.setattr(stack_index, "_MISSES", 1)
-    assert _rows(Compiler(llama3).compile_lark(text), llama3, walks) == want
+    monkeypatch.setattr(stack_index, "MAX_ROWS", 2)  # (positions computed again: second misses reach the loop)
+    g = Compiler(llama3).compile_lark(text)
+    g.automaton.chain_in_numba = True
+    assert _rows(g, llama3, walks * 3) == want * 3
 
 
 def test_frames_forgotten_in_the_middle_of_a_mask_are_given_ids_again(llama3, masked_walk, monkeypatch):
@@ -157,5 +162,6 @@ def test_frames_forgotten_in_the_middle_of_a_mask_are_given_ids_again(llama3, ma
     want = _rows(Compiler(llama3).compile_lark(text), llama3, walks)
     monkeypatch.setattr(chain_tables, "MAX_FRAMES", 4)  # (a position's tops outnumber it: ids given to the first are void)
     g = Compiler(llama3).compile_lark(text)
+    g.automaton.chain_in_numba = True
     assert _rows(g, llama3, walks) == want
     assert g.automaton.chain_tables.generation > 0
