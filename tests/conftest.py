@@ -47,6 +47,9 @@ os.environ.setdefault("CONSTRAIN_CACHE_DIR", "")
 # ignored .cache/ folder, not in the user's home.
 os.environ.setdefault("CONSTRAIN_MODEL_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".cache" / "models"))
 
+# A test that hangs ends its process, its stacks in the log (tests/support/deadline_plugin.py).
+pytest_plugins = ["deadline_plugin"]
+
 
 def _package_dir(name: str) -> Optional[Path]:
     spec = importlib.util.find_spec(name)
