@@ -42,6 +42,9 @@ _MISSES = 256  # misses one round of chaining records at first
 MAX_FORCED_MEMO = 65_536  # positions whose forced bytes are kept (cleared when full)
 MAX_ROWS = 16_384  # positions whose rows are kept (~256 MiB at Llama 3; cleared when full): a
 # recursive grammar's positions have no bound (each nesting path is one), a server's requests meet ever more
+MAX_BELOW = 4_096  # (frame, item) pairs whose chaining below is kept (<= 64 MiB at Llama 3)...
+MAX_BELOW_SEEN = 65_536  # ... and those met once, each cleared when full: frames hold their
+# parents, so a recursive grammar's nesting makes ever more
 
 
 class StackTokenAutomaton:
@@ -300,7 +303,11 @@ class StackTokenAutomaton:
         self._or_down([key], out, deadline)
         if again:
             idx = nonzero_words(out)
+            if len(self._below_cache) >= MAX_BELOW:
+                self._below_cache.clear()
             self._below_cache.setdefault(key, (idx, out[idx]))
             words |= out
         else:
+            if len(self._below_seen) >= MAX_BELOW_SEEN:
+                self._below_seen.clear()
             self._below_seen.add(key)

@@ -247,3 +247,32 @@ def test_the_row_cache_is_bounded_and_masks_outlive_its_clearing(llama3, tokeniz
         assert len(g.automaton.row_cache()) <= 3
         assert m.accept_token(tid)
     assert len(ids) > 6  # (the cache was cleared, more than once)
+
+
+@pytest.mark.parametrize("bound", ["MAX_BELOW", "MAX_BELOW_SEEN"])
+def test_the_chaining_below_is_bounded_and_masks_outlive_its_clearing(llama3, tokenizer_files, monkeypatch, bound):
+    """Where the top changes over the same frames below (a name, a number), their chaining is
+    kept per (frame, item), and frames hold their parents, so nesting makes ever more. Cleared
+    at their bounds (the kept chainings, the pairs met once), the masks stay the same."""
+    from tokenizers import Tokenizer
+
+    import constrain.index.stack_index as stack_index
+    from constrain.grammars import load
+
+    tok = Tokenizer.from_file(str(tokenizer_files["llama3"] / "tokenizer.json"))
+    text = "SELECT u.name, COUNT(*) AS n FROM users u LEFT JOIN orders o ON o.user_id = u.id WHERE u.age >= 18;"
+    ids = tok.encode(text, add_special_tokens=False).ids
+    g = Compiler(llama3).compile_lark(load("sql"))
+    m, want = Matcher(g), []
+    for tid in ids:
+        want.append(_ours(m, llama3))
+        assert m.accept_token(tid)
+    assert len(g.automaton._below_cache) > 2 and len(g.automaton._below_seen) > 2  # (so the bound is met)
+    monkeypatch.setattr(stack_index, bound, 2)
+    g = Compiler(llama3).compile_lark(load("sql"))
+    bounded = g.automaton._below_cache if bound == "MAX_BELOW" else g.automaton._below_seen
+    m = Matcher(g)
+    for step, tid in enumerate(ids):
+        assert (_ours(m, llama3) == want[step]).all(), step
+        assert len(bounded) <= 2
+        assert m.accept_token(tid)
