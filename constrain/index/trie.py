@@ -27,49 +27,19 @@ class TokenTrie:
     )
 
     def __init__(self, token_bytes: Sequence[bytes], excluded: Iterable[int] = ()) -> None:
+        from .trie_build import sorted_nodes  # (numba: not loaded by `import constrain`)
+
         skip = set(excluded)
-        entries = sorted(
-            (tb, tid) for tid, tb in enumerate(token_bytes) if tb and tid not in skip
-        )
-        byte: list[int] = [0]
-        depth: list[int] = [0]
-        end: list[int] = [0]
-        tok_count: list[int] = [0]
-        tok_ids: list[int] = []
-        path: list[int] = [0]  # node index per depth along the current branch
-        prev = b""
-        for tb, tid in entries:
-            if tb == prev:
-                tok_count[path[len(tb)]] += 1
-                tok_ids.append(tid)
-                continue
-            lcp = 0
-            limit = min(len(tb), len(prev))
-            while lcp < limit and tb[lcp] == prev[lcp]:
-                lcp += 1
-            n = len(byte)
-            for d in range(len(path) - 1, lcp, -1):
-                end[path[d]] = n
-            del path[lcp + 1 :]
-            for d in range(lcp, len(tb)):
-                path.append(len(byte))
-                byte.append(tb[d])
-                depth.append(d + 1)
-                end.append(0)
-                tok_count.append(0)
-            tok_count[path[len(tb)]] += 1
-            tok_ids.append(tid)
-            prev = tb
-        n = len(byte)
-        for d in range(len(path) - 1, -1, -1):
-            end[path[d]] = n
-        self.byte = np.asarray(byte, dtype=np.int32)
-        self.depth = np.asarray(depth, dtype=np.int32)
-        self.end = np.asarray(end, dtype=np.int32)
+        ids = [tid for tid, tb in enumerate(token_bytes) if tb and tid not in skip]
+        byte, depth, end, tok_count, tok_ids = sorted_nodes([token_bytes[tid] for tid in ids], ids)
+        n = byte.shape[0]
+        self.byte = byte
+        self.depth = depth
+        self.end = end
         ptr = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(np.asarray(tok_count, dtype=np.int32), out=ptr[1:])
+        np.cumsum(tok_count, out=ptr[1:])
         self.tok_ptr = ptr
-        self.tok_ids = np.asarray(tok_ids, dtype=np.int32)
+        self.tok_ids = tok_ids
         self.packed = (self.depth << 8) | self.byte
         counts = np.diff(ptr)
         self.tok1 = np.full(n, -1, dtype=np.int32)
