@@ -21,6 +21,7 @@ def warm_kernels(index: "VocabIndex") -> None:
     from ..automata.dfa import DFA
     from .chain_walk import warm_chain
     from .name_runs import name_closed_states
+    from .pushdown_summary import warm_up
     from .slice_choice import SliceChooser
     from .walk import walk_subtrees
 
@@ -38,3 +39,4 @@ def warm_kernels(index: "VocabIndex") -> None:
             np.zeros(1, dtype=np.int32), np.int32(0), words, nodes, nodes,
         )
     warm_chain()  # (a warm record's decoding builds the chaining's tables: no part of a compile's time)
+    warm_up()  # (the pushdown walk and its helpers: ~20 ms that a process's first mask of a grammar of rules paid)
