@@ -66,11 +66,30 @@ ARROW: / *->/
 %ignore / +/
 '''
 
+# Lazy terminals with a greedy tail: re ends `.*?` at its first chance but lets what follows take
+# all it can: A is "a", the text up to the first "b", and every "c" after it (so B, which starts
+# with "c", never follows A directly); STRING takes its "i" wherever one follows the quote
+# (lark.lark's string and regex terminals: terminals/lazy_tail.py).
+LAZY_TAIL = r'''
+start: A B? (" " A B?)*
+A: /a.*?bc*/
+B: "cd"
+'''
+
+FLAGGED = r'''
+start: (STRING | NAME) (";" (STRING | NAME))*
+STRING: _STRING "i"?
+_STRING: /"[^"\n]*?"/
+NAME: /[a-z]+/
+'''
+
 GRAMMARS = {
     "json": (JSON, '{}[],:"ab\\ 1.-e+tru'),
     "calc": (CALC, "ab1 +-*/().e"),
     "keywords": (KEYWORDS, "ifx: =;1 #\n"),
     "spaces": (SPACES, "ab ->"),
+    "lazy_tail": (LAZY_TAIL, "abcd "),
+    "flagged": (FLAGGED, '"ai;x'),
 }
 
 
@@ -99,12 +118,16 @@ EXAMPLES = {
     "calc": ["1+2*3", "(a - -b) / 4.5e3", "x", " 1 + 2 "],
     "keywords": ["if x: y;", "ifx = 1;", "ifx: y;", "a=b;c=d;", "if x:y; # note\nz = 3;"],
     "spaces": ["ab ->cd", "ab  -> cd", "->", " ab"],
+    "lazy_tail": ["ab", "abcc", "a b ab", "adb abc", "ab abcc"],
+    "flagged": ['"a"i', '"a";"b"i;x', '"ai"i', "ai;i", '""i'],
 }
 REJECTED = {
     "json": ['{"a" 1}', "[1 2]", '"abc', "-", "[1,]", '"a"b"', "01x"],
     "calc": ["1+", "()", "1 2", "a b"],
     "keywords": ["ab", "ab cd;", "x = 1", "if xy;", "if x:y z;"],
     "spaces": ["", "a-", "ab - >"],
+    "lazy_tail": ["abcd", "a", "abd", "ab cd", "abccd", "abbc"],
+    "flagged": ['"a"ix', '"a"ii', '""i0', '"a"x'],
 }
 
 
@@ -130,7 +153,7 @@ def test_random_texts_agree_with_lark(name, compiled, parsers):
     check()
 
 
-CLOSERS = {b";", b"\n", b"}", b"]", b")", b'"', b"1", b"->"}
+CLOSERS = {b";", b"\n", b"}", b"]", b")", b'"', b"1", b"->", b"b"}
 
 
 @pytest.mark.parametrize("name", list(GRAMMARS))

@@ -4,7 +4,9 @@ Lark's Earley parser (its default, with the dynamic lexer) matches each terminal
 parser expects it with Python's `re.match`, so a terminal's text is what that match takes:
 - With a lazy quantifier (`.*?`, as in common.lark's ESCAPED_STRING and C_COMMENT) the match
   is the shortest: the terminal's strings are those of the regex with no proper prefix in it
-  (its DFA with every accepting state's transitions cut), and it ends where it first can.
+  (its DFA with every accepting state's transitions cut), and it ends where it first can. Parts
+  after the last lazy one that may match nothing (`"..."i?`, a regex's flags) keep their own
+  longest match (lazy_tail.py).
 - Otherwise the match is the longest (greedy quantifiers): the terminal ends only before a byte
   it cannot read. Where an accepting state can read on, the terminal is a *greedy rule* of its
   own (see automata/stack_semantics.py); where none can (literals, `"..."` strings), the ending
@@ -28,6 +30,7 @@ from ...automata.dfa import DFA, minimize
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
 from ...limits import Limits
+from .lazy_tail import lazy_head_and_tail
 
 
 @dataclass(frozen=True)
@@ -114,22 +117,18 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         # SQL's forty keywords parsed as regexes cost a Lark compile more than their rules do)
         return Terminal(name, ir.concat(*(ir.Chars(case_fold(((ord(c), ord(c)),))) for c in pattern.value)), False)
     regex = pattern.to_regexp()
-    try:  # ((?u): \d \w \s as Python's re reads them in Lark, Unicode; regex_escapes.py)
-        found = regex_automaton("(?u)" + regex, limits)
-        if isinstance(found, DFA):  # (assertions: the exact automaton, already built)
-            language, dfa = None, found if found.minimal else minimize(found.byte_classes, found.table, found.accepting)
-        else:
-            language, dfa = found, compile_ir(found, limits)
-    except UnsupportedRegexError as exc:
-        raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
-    except GrammarError as exc:
-        raise GrammarError(f"terminal {name}: {exc}") from None
+    language, dfa = _regex_automaton(name, regex, limits)
     if dfa.accepting[0]:
         raise UnsupportedGrammarError(
             "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
         )
     if _is_lazy(regex):
-        dfa = shortest_matches(dfa)
+        split = lazy_head_and_tail(regex, _is_lazy, _can_be_empty)
+        if split is None:
+            dfa = shortest_matches(dfa)
+        else:  # (the head's shortest match, then the tail's longest: lazy_tail.py)
+            head, tail = (_regex_automaton(name, part, limits)[1] for part in split)
+            dfa = compile_ir(ir.concat(ir.Embedded(shortest_matches(head)), ir.Embedded(tail)), limits)
         return Terminal(name, ir.Embedded(dfa), bool((dfa.table[dfa.accepting] >= 0).any()))
     # Where used, the smaller of the regex's own IR and its DFA: rules inline terminals in many
     # places, and copying a DFA into every use costs more than a few characters (`"select"i`).
@@ -137,6 +136,37 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     if language is not None and nfa_states(language) <= 2 * dfa.n_states + 16:
         return Terminal(name, language, continues, dfa)
     return Terminal(name, ir.Embedded(dfa), continues)
+
+
+def _regex_automaton(name: str, regex: str, limits: Limits) -> tuple[Optional[ir.Node], DFA]:
+    """(the regex's IR, None where it has assertions; its minimal DFA), errors naming the terminal."""
+    try:  # ((?u): \d \w \s as Python's re reads them in Lark, Unicode; regex_escapes.py)
+        found = regex_automaton("(?u)" + regex, limits)
+        if isinstance(found, DFA):  # (assertions: the exact automaton, already built)
+            return None, found if found.minimal else minimize(found.byte_classes, found.table, found.accepting)
+        return found, compile_ir(found, limits)
+    except UnsupportedRegexError as exc:
+        raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
+    except GrammarError as exc:
+        raise GrammarError(f"terminal {name}: {exc}") from None
+
+
+def _can_be_empty(regex: str) -> Optional[bool]:
+    """Can the regex match the empty string (Python's parser; None where it does not parse)?"""
+    parser = _re_parser()[1]
+    try:
+        return parser.parse(regex).getwidth()[0] == 0
+    except re.error:
+        return None
+
+
+def _re_parser():
+    try:
+        from re import _constants as constants, _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_constants as constants  # type: ignore[no-redef]
+        import sre_parse as parser  # type: ignore[no-redef]
+    return constants, parser
 
 
 def shortest_matches(dfa: DFA) -> DFA:
@@ -155,11 +185,7 @@ def _is_lazy(regex: str) -> bool:
     at all: most regexes are not, and parsing them costs more than lowering some)."""
     if not _MAYBE_LAZY.search(regex):
         return False
-    try:
-        from re import _constants as constants, _parser as parser  # type: ignore[attr-defined]
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_constants as constants  # type: ignore[no-redef]
-        import sre_parse as parser  # type: ignore[no-redef]
+    constants, parser = _re_parser()
     try:
         tree = parser.parse(regex)
     except re.error:

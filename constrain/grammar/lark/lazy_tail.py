@@ -1,0 +1,128 @@
+"""Where a lazy terminal's greedy tail begins: `"..."i?` is a lazy string, then an optional `i`.
+
+Python's `re` (Lark's matcher) ends a lazy quantifier at its first chance, but what follows
+it keeps its own preference: in lark.lark's `STRING: _STRING "i"?` (the regex
+`(?:"(...)*?")(?:i)?`) the match of `"a"i` takes the `i`, and in `REGEXP`'s
+`/.../[imslux]*` every flag letter. The terminal's shortest match cuts both off (`"a"` and
+`/.../`), so the letters that follow would be read as the next terminal: texts Lark refuses
+(`a:""i0`) got through. So a lazy regex that is a sequence of parts is split after its last
+part that must read something once the last lazy part is done: the head takes its shortest
+match, the tail (parts that may all match nothing) its longest, as a greedy terminal does.
+Anything this reader does not follow (alternation at the top, backreferences, assertions at
+the split, a lookbehind in the tail) is left whole, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Optional
+
+_QUANTIFIER = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?")
+_FLAGS_GROUP = re.compile(r"\(\?([a-zA-Z]+):")  # (Lark writes a flagged terminal as (?flags:regex))
+_ESCAPE_WIDTH = {"x": 2, "u": 4, "U": 8}
+_ASSERTIONS = ("(?=", "(?!", "(?<=", "(?<!", "\\b", "\\B", "\\A", "\\Z", "^", "$")
+
+
+def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], nullable: Callable[[str], Optional[bool]]) -> Optional[tuple[str, str]]:
+    """(head, tail) regexes whose concatenation is `regex`, the last lazy quantifier in the
+    head and the tail a run of parts that may each match nothing; None where there is no such
+    tail or the regex is not read (see the module's docstring)."""
+    body, wrap = regex, "{}"
+    flagged = _FLAGS_GROUP.match(regex)
+    if flagged and _group_end(regex, 0) == len(regex):
+        body, wrap = regex[flagged.end() : -1], "(?" + flagged.group(1) + ":{})"
+    parts = _top_level_parts(body)
+    if parts is None:
+        return None
+    lazy = [k for k, part in enumerate(parts) if is_lazy(part)]
+    if not lazy:
+        return None
+    j = len(parts)
+    while j > lazy[-1] + 1 and nullable(parts[j - 1]):
+        j -= 1
+    if j == len(parts):
+        return None
+    if _is_assertion(parts[j - 1]) or _is_assertion(parts[j]) or any("(?<" in p for p in parts[j:]):
+        return None
+    return wrap.format("".join(parts[:j])), wrap.format("".join(parts[j:]))
+
+
+def _is_assertion(part: str) -> bool:
+    return part.startswith(_ASSERTIONS)
+
+
+def _top_level_parts(regex: str) -> Optional[list[str]]:
+    """The regex as a sequence of quantified atoms (`\\/`, `(?!x)`, `[^/]*?`, `(?:i)?`); None
+    at a top-level `|`, a backreference or anything this reader does not follow."""
+    parts: list[str] = []
+    i, n = 0, len(regex)
+    while i < n:
+        c = regex[i]
+        if c == "(":
+            end = _group_end(regex, i)
+        elif c == "[":
+            end = _class_end(regex, i)
+        elif c == "\\":
+            end = _escape_end(regex, i)
+        elif c in "|)*+?{":
+            return None  # (alternation, a stray parenthesis or quantifier: left whole)
+        else:
+            end = i + 1
+        if end is None:
+            return None
+        quantified = _QUANTIFIER.match(regex, end)
+        if quantified:
+            end = quantified.end()
+        parts.append(regex[i:end])
+        i = end
+    return parts
+
+
+def _escape_end(regex: str, i: int) -> Optional[int]:
+    if i + 1 >= len(regex):
+        return None
+    c = regex[i + 1]
+    if c.isdigit() or c in "gkN":  # (backreferences, named escapes: not followed here)
+        return None
+    return i + 2 + _ESCAPE_WIDTH.get(c, 0)
+
+
+def _class_end(regex: str, i: int) -> Optional[int]:
+    """One past the `]` closing the class opened at i (a `]` first in it is a member)."""
+    j = i + 1
+    if j < len(regex) and regex[j] == "^":
+        j += 1
+    if j < len(regex) and regex[j] == "]":
+        j += 1
+    while j < len(regex):
+        if regex[j] == "\\":
+            j += 2
+            continue
+        if regex[j] == "]":
+            return j + 1
+        j += 1
+    return None
+
+
+def _group_end(regex: str, i: int) -> Optional[int]:
+    """One past the `)` closing the group opened at i."""
+    depth, j = 0, i
+    while j < len(regex):
+        c = regex[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == "[":
+            k = _class_end(regex, j)
+            if k is None:
+                return None
+            j = k
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return None

@@ -1,0 +1,76 @@
+"""grammar/lark/lazy_tail.py: where a lazy terminal's greedy tail begins, and (through
+lower_terminal) that the terminal then ends where Python's `re.match` ends it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lark.lexer import PatternRE
+
+from constrain.grammar.lark.lazy_tail import lazy_head_and_tail
+from constrain.grammar.lark.terminals import _can_be_empty, _is_lazy, lower_terminal
+from constrain.limits import Limits
+
+
+def _split(regex: str):
+    return lazy_head_and_tail(regex, _is_lazy, _can_be_empty)
+
+
+@pytest.mark.parametrize("regex, head, tail", [
+    (r'(?:"(\\\"|\\\\|[^"\n])*?")(?:i)?', r'(?:"(\\\"|\\\\|[^"\n])*?")', "(?:i)?"),  # lark.lark's STRING
+    (r"\/(?!\/)(\\\/|\\\\|[^\/])*?\/[imslux]*", r"\/(?!\/)(\\\/|\\\\|[^\/])*?\/", "[imslux]*"),  # its REGEXP
+    (r"a.*?bc*", "a.*?b", "c*"),
+    (r"(?i:a.*?b[xy]*)", "(?i:a.*?b)", "(?i:[xy]*)"),  # (Lark's form of a flagged terminal)
+    (r"a[^]b]*?\]\x41?", r"a[^]b]*?\]", r"\x41?"),
+    (r"a.*?b[]c]*", "a.*?b", "[]c]*"),  # (a "]" first in a class is a member)
+])
+def test_a_lazy_regex_with_a_tail_that_may_be_empty_is_split_before_it(regex, head, tail):
+    assert _split(regex) == (head, tail)
+
+
+@pytest.mark.parametrize("regex", [
+    r'".*?(?<!\\)(\\\\)*?"',  # common.lark's ESCAPED_STRING: nothing after the closing quote
+    r"/\*(.|\n)*?\*/",  # C_COMMENT
+    r"a*b",  # not lazy
+    r"a.*?b|c*",  # alternation at the top
+    r"(a).*?b\1?",  # a backreference
+    r"a.*?b(?<=b)c*",  # a lookbehind in the tail would look into the head
+    r"a.*?b(?=c)c*",  # an assertion at the split
+    r"a.*?bc*?",  # the last part is the lazy one
+])
+def test_what_has_no_such_tail_or_is_not_followed_is_left_whole(regex):
+    assert _split(regex) is None
+
+
+def _our_match(regex: str, text: str):
+    """Where lower_terminal's terminal ends in `text`: a greedy terminal before the first byte
+    it cannot read once it accepts, any other at its first accepting state."""
+    t = lower_terminal("T", PatternRE(regex), Limits())
+    dfa, data = t.dfa, text.encode()
+    q = 0
+    for i in range(len(data) + 1):
+        if dfa.accepting[q] and (not t.greedy or i == len(data) or dfa.table[q, dfa.byte_classes[data[i]]] < 0):
+            return data[:i].decode()
+        if i == len(data):
+            return None
+        q = int(dfa.table[q, dfa.byte_classes[data[i]]])
+        if q < 0:
+            return None
+    return None
+
+
+HEADS = ["a.*?b", "a[^c]*?c", "x(?:ab)*?y"]
+TAILS = ["c*", "(?:d)?", "[cd]*", "c?d?"]  # (not (?:cd)*: a greedy part read back past one byte, docs/lark.md)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(HEADS), st.sampled_from(TAILS), st.text(alphabet="abcdxy", max_size=10))
+def test_the_terminal_ends_where_re_match_ends_it(head, tail, text):
+    """Python's re as the oracle: a lazy head (its shortest match), then a tail that may match
+    nothing (its longest), as `re.match` reads the whole regex."""
+    regex = head + tail
+    found = re.match(regex, text)
+    assert _our_match(regex, text) == (found.group() if found else None)
