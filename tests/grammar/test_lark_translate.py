@@ -341,3 +341,18 @@ def test_json_schemas_inside_rules(llama3):
         Compiler(llama3).compile_lark('start: %json {"type": "array", "uniqueItems": true}')
     with pytest.raises(GrammarError, match="line 1"):
         Compiler(llama3).compile_lark('start: %json {"type": ')
+
+
+def test_lark_s_own_grammar_takes_string_and_regex_flags_as_re_does(llama3, lark_accepts):
+    """lark.lark (shipped in the lark package): `"a"i` is one string, `/a/i` one regex, so a
+    digit right after either is refused, by Lark and by us alike (the fuzz that found this:
+    lazy_tail.py)."""
+    import os
+
+    text = open(os.path.join(os.path.dirname(lark.__file__), "grammars", "lark.lark")).read()
+    ours = Compiler(llama3).compile_lark(text)
+    theirs = functools.partial(lark_accepts, lark.Lark(text, parser="earley"))
+    for doc, ok in (('a:""i0', False), ("a:/a/i0", False), ('a:"x"i0\n', False), ('a:"a"i.."b"', True),
+                    ("a:/a/ix\n", True), ('a:"b"i\n', True)):
+        assert theirs(doc) is ok, doc
+        assert _we_accept(ours, doc) is ok, doc
