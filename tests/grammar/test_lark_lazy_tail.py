@@ -26,9 +26,13 @@ def _split(regex: str):
     (r"(?i:a.*?b[xy]*)", "(?i:a.*?b)", "(?i:[xy]*)"),  # (Lark's form of a flagged terminal)
     (r"a[^]b]*?\]\x41?", r"a[^]b]*?\]", r"\x41?"),
     (r"a.*?b[]c]*", "a.*?b", "[]c]*"),  # (a "]" first in a class is a member)
+    (r'".*?"x+', '".*?"x', "x*"),  # (a greedy repeat: its fixed count, then its optional rest)
+    (r"a.*?b[cd]{2,}", "a.*?b[cd]{2}", "[cd]*"),
+    (r"a.*?b(?:cd){1,3}e?", "a.*?b(?:cd)", "(?:cd){0,2}e?"),
+    (r"a.*?b(?P<x>c)+", None, None),  # (a named group is not written twice)
 ])
 def test_a_lazy_regex_with_a_tail_that_may_be_empty_is_split_before_it(regex, head, tail):
-    assert _split(regex) == (head, tail)
+    assert _split(regex) == (None if head is None else (head, tail))
 
 
 @pytest.mark.parametrize("regex", [
@@ -63,7 +67,7 @@ def _our_match(regex: str, text: str):
 
 
 HEADS = ["a.*?b", "a[^c]*?c", "x(?:ab)*?y"]
-TAILS = ["c*", "(?:d)?", "[cd]*", "c?d?"]  # (not (?:cd)*: a greedy part read back past one byte, docs/lark.md)
+TAILS = ["c*", "(?:d)?", "[cd]*", "c?d?", "c+", "[cd]+d?", "c{2,}", "d{1,3}c*"]  # (not (?:cd)*: a greedy part read back past one byte, docs/lark.md)
 
 
 @settings(max_examples=300, deadline=None)
@@ -74,3 +78,11 @@ def test_the_terminal_ends_where_re_match_ends_it(head, tail, text):
     regex = head + tail
     found = re.match(regex, text)
     assert _our_match(regex, text) == (found.group() if found else None)
+
+
+@pytest.mark.parametrize("regex, text", [
+    ("a.*?bc+", "axbccd"), ('".*?"x+', '"a"xxx;'), ("a.*?b[cd]{2,}", "abcdcx"), ("a.*?b(?:cd){1,3}e?", "abcdcdcde!"),
+    (r'(?:"[^"]*?")(?:i)?', '"a"i0'), (r"/[^/]*?/[imslux]*", "/a/ix0"),
+])
+def test_greedy_repeats_after_the_lazy_part_take_what_re_takes(regex, text):
+    assert _our_match(regex, text) == re.match(regex, text).group()

@@ -7,7 +7,9 @@ it keeps its own preference: in lark.lark's `STRING: _STRING "i"?` (the regex
 `/.../`), so the letters that follow would be read as the next terminal: texts Lark refuses
 (`a:""i0`) got through. So a lazy regex that is a sequence of parts is split after its last
 part that must read something once the last lazy part is done: the head takes its shortest
-match, the tail (parts that may all match nothing) its longest, as a greedy terminal does.
+match, the tail (parts that may all match nothing) its longest, as a greedy terminal does. A
+greedy repeat after the lazy part is first written as its fixed count and its optional rest
+(`x+` as `x x*`), so that the rest joins the tail.
 Anything this reader does not follow (alternation at the top, backreferences, assertions at
 the split, a lookbehind in the tail) is left whole, as before.
 """
@@ -18,25 +20,29 @@ import re
 from typing import Callable, Optional
 
 _QUANTIFIER = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?")
+_BOUNDS = re.compile(r"\{(\d*)(,?)(\d*)\}")  # (a greedy {m,n}; a lazy or possessive one ends in ? or +)
 _FLAGS_GROUP = re.compile(r"\(\?([a-zA-Z]+):")  # (Lark writes a flagged terminal as (?flags:regex))
 _ESCAPE_WIDTH = {"x": 2, "u": 4, "U": 8}
 _ASSERTIONS = ("(?=", "(?!", "(?<=", "(?<!", "\\b", "\\B", "\\A", "\\Z", "^", "$")
 
 
 def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], nullable: Callable[[str], Optional[bool]]) -> Optional[tuple[str, str]]:
-    """(head, tail) regexes whose concatenation is `regex`, the last lazy quantifier in the
-    head and the tail a run of parts that may each match nothing; None where there is no such
-    tail or the regex is not read (see the module's docstring)."""
+    """(head, tail) regexes whose concatenation reads what `regex` reads, the last lazy
+    quantifier in the head and the tail a run of parts that may each match nothing; None where
+    there is no such tail or the regex is not read (see the module's docstring)."""
     body, wrap = regex, "{}"
     flagged = _FLAGS_GROUP.match(regex)
     if flagged and _group_end(regex, 0) == len(regex):
         body, wrap = regex[flagged.end() : -1], "(?" + flagged.group(1) + ":{})"
-    parts = _top_level_parts(body)
-    if parts is None:
+    found = _top_level_parts(body)
+    if found is None:
         return None
-    lazy = [k for k, part in enumerate(parts) if is_lazy(part)]
+    lazy = [k for k, (atom, quantifier) in enumerate(found) if is_lazy(atom + quantifier)]
     if not lazy:
         return None
+    parts = [atom + quantifier for atom, quantifier in found[: lazy[-1] + 1]]
+    for atom, quantifier in found[lazy[-1] + 1 :]:
+        parts.extend(_at_least_then_any(atom, quantifier))
     j = len(parts)
     while j > lazy[-1] + 1 and nullable(parts[j - 1]):
         j -= 1
@@ -47,14 +53,33 @@ def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], nullable: Cal
     return wrap.format("".join(parts[:j])), wrap.format("".join(parts[j:]))
 
 
+def _at_least_then_any(atom: str, quantifier: str) -> list[str]:
+    """A greedy repeat as its fixed count, then its optional rest (`x+` as `x`, `x*`): the same
+    strings and the same preference, and its optional rest may join the tail (`".*?"x+` takes
+    its shortest match up to the first `x` after a quote, then every `x`)."""
+    bounds = _BOUNDS.fullmatch(quantifier)
+    if "(?P<" in atom:  # (a named group written twice would be a second definition of its name)
+        return [atom + quantifier]
+    if quantifier == "+":
+        return [atom, atom + "*"]
+    if bounds is None:
+        return [atom + quantifier]
+    low, comma, high = bounds.groups()
+    m = int(low or 0)
+    if not comma or m == 0 or (high and int(high) <= m):
+        return [atom + quantifier]
+    rest = "*" if not high else "{0,%d}" % (int(high) - m)
+    return [atom + ("{%d}" % m if m > 1 else ""), atom + rest]
+
+
 def _is_assertion(part: str) -> bool:
     return part.startswith(_ASSERTIONS)
 
 
-def _top_level_parts(regex: str) -> Optional[list[str]]:
-    """The regex as a sequence of quantified atoms (`\\/`, `(?!x)`, `[^/]*?`, `(?:i)?`); None
-    at a top-level `|`, a backreference or anything this reader does not follow."""
-    parts: list[str] = []
+def _top_level_parts(regex: str) -> Optional[list[tuple[str, str]]]:
+    """The regex as a sequence of (atom, quantifier) (`\\/`, `(?!x)`, `[^/]` `*?`, `(?:i)` `?`);
+    None at a top-level `|`, a backreference or anything this reader does not follow."""
+    parts: list[tuple[str, str]] = []
     i, n = 0, len(regex)
     while i < n:
         c = regex[i]
@@ -71,10 +96,9 @@ def _top_level_parts(regex: str) -> Optional[list[str]]:
         if end is None:
             return None
         quantified = _QUANTIFIER.match(regex, end)
-        if quantified:
-            end = quantified.end()
-        parts.append(regex[i:end])
-        i = end
+        quantifier = quantified.group() if quantified else ""
+        parts.append((regex[i:end], quantifier))
+        i = end + len(quantifier)
     return parts
 
 
