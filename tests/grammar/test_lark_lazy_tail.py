@@ -44,6 +44,8 @@ def test_a_lazy_regex_with_a_tail_that_may_be_empty_is_split_before_it(regex, he
     r"a.*?b(?<=b)c*",  # a lookbehind in the tail would look into the head
     r"a.*?b(?=c)c*",  # an assertion at the split
     r"a.*?bc*?",  # the last part is the lazy one
+    r"(?i)a.*?bc*",  # flags for the whole regex (the tail would lose them)
+    r"(?x:a .*? b c*)",  # verbose: spaces and comments are no parts
 ])
 def test_what_has_no_such_tail_or_is_not_followed_is_left_whole(regex):
     assert _split(regex) is None

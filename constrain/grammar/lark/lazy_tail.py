@@ -22,6 +22,7 @@ from typing import Callable, Optional
 _QUANTIFIER = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?")
 _BOUNDS = re.compile(r"\{(\d*)(,?)(\d*)\}")  # (a greedy {m,n}; a lazy or possessive one ends in ? or +)
 _FLAGS_GROUP = re.compile(r"\(\?([a-zA-Z]+):")  # (Lark writes a flagged terminal as (?flags:regex))
+_GLOBAL_FLAGS = re.compile(r"\(\?[a-zA-Z]+\)")
 _ESCAPE_WIDTH = {"x": 2, "u": 4, "U": 8}
 _ASSERTIONS = ("(?=", "(?!", "(?<=", "(?<!", "\\b", "\\B", "\\A", "\\Z", "^", "$")
 
@@ -35,8 +36,8 @@ def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], nullable: Cal
     if flagged and _group_end(regex, 0) == len(regex):
         body, wrap = regex[flagged.end() : -1], "(?" + flagged.group(1) + ":{})"
     found = _top_level_parts(body)
-    if found is None:
-        return None
+    if found is None or "x" in wrap or any(_GLOBAL_FLAGS.fullmatch(atom) for atom, _ in found):
+        return None  # (verbose mode's spaces and comments, flags for the whole regex: not split)
     lazy = [k for k, (atom, quantifier) in enumerate(found) if is_lazy(atom + quantifier)]
     if not lazy:
         return None
