@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from lark.lexer import PatternRE
 
 from constrain.grammar.lark.lazy_tail import lazy_head_and_tail
-from constrain.grammar.lark.terminals import _can_be_empty, _is_lazy, lower_terminal
+from constrain.grammar.lark.terminals import _is_lazy, _widths, lower_terminal
 from constrain.limits import Limits
 
 
 def _split(regex: str):
-    return lazy_head_and_tail(regex, _is_lazy, _can_be_empty)
+    return lazy_head_and_tail(regex, _is_lazy, _widths)
 
 
 @pytest.mark.parametrize("regex, head, tail", [
@@ -46,6 +46,9 @@ def test_a_lazy_regex_with_a_tail_that_may_be_empty_is_split_before_it(regex, he
     r"a.*?bc*?",  # the last part is the lazy one
     r"(?i)a.*?bc*",  # flags for the whole regex (the tail would lose them)
     r"(?x:a .*? b c*)",  # verbose: spaces and comments are no parts
+    r"x.*?c?\B",  # assertions anywhere in the tail, or looking both ways (found by a fuzz against Lark)
+    r"x.*?(?:a|\B)", r" (?:\B)+?d*", r"a.*?(?:\b)x*", r"xa+?c?\b",
+    r"a(?=bc).*?bc*",  # a lookahead that could see past the head's last byte
 ])
 def test_what_has_no_such_tail_or_is_not_followed_is_left_whole(regex):
     assert _split(regex) is None
@@ -88,3 +91,24 @@ def test_the_terminal_ends_where_re_match_ends_it(head, tail, text):
 ])
 def test_greedy_repeats_after_the_lazy_part_take_what_re_takes(regex, text):
     assert _our_match(regex, text) == re.match(regex, text).group()
+
+
+def test_a_lookahead_that_sees_only_the_head_is_kept_there():
+    """lark.lark's REGEXP: `(?!\\/)` reads one byte, and the head still reads the closing `/`."""
+    assert _split(r"\/(?!\/)(\\\/|[^\/])*?\/[imslux]*") is not None
+
+
+def test_a_lazy_count_that_is_fixed_is_no_lazy_quantifier():
+    """`b{1}?` is `b{1}` to re (the fuzz: `/a[ab]*b{1}?/` refused `abb`)."""
+    assert not _is_lazy(r"a[ab]*b{1}?") and _is_lazy(r"a[ab]*b{1,2}?")
+    assert _our_match(r"a[ab]*b{1}?", "abb") == "abb"
+
+
+@pytest.mark.parametrize("regex, text", [
+    (r"x.*?c?\B", "x"), (r"x.*?(?:a|\B)", "x"), (r"x.*?c?\B", "x "), (r"xa+?c?\b", "xa"), (r"a.*?(?:\b)x*", "a"),
+])
+def test_the_fuzz_s_assertion_cases_end_where_re_ends_them(regex, text):
+    """(Left whole, these end as re ends them; ` (?:\\B)+?d*` before `d` still meets the documented
+    difference: an assertion sees only the terminal's own text.)"""
+    found = re.match(regex, text)
+    assert _our_match(regex, text) == (found.group() if found else None)

@@ -24,10 +24,9 @@ _BOUNDS = re.compile(r"\{(\d*)(,?)(\d*)\}")  # (a greedy {m,n}; a lazy or posses
 _FLAGS_GROUP = re.compile(r"\(\?([a-zA-Z]+):")  # (Lark writes a flagged terminal as (?flags:regex))
 _GLOBAL_FLAGS = re.compile(r"\(\?[a-zA-Z]+\)")
 _ESCAPE_WIDTH = {"x": 2, "u": 4, "U": 8}
-_ASSERTIONS = ("(?=", "(?!", "(?<=", "(?<!", "\\b", "\\B", "\\A", "\\Z", "^", "$")
 
 
-def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], nullable: Callable[[str], Optional[bool]]) -> Optional[tuple[str, str]]:
+def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], widths: Callable[[str], Optional[tuple[int, int]]]) -> Optional[tuple[str, str]]:
     """(head, tail) regexes whose concatenation reads what `regex` reads, the last lazy
     quantifier in the head and the tail a run of parts that may each match nothing; None where
     there is no such tail or the regex is not read (see the module's docstring)."""
@@ -44,14 +43,62 @@ def lazy_head_and_tail(regex: str, is_lazy: Callable[[str], bool], nullable: Cal
     parts = [atom + quantifier for atom, quantifier in found[: lazy[-1] + 1]]
     for atom, quantifier in found[lazy[-1] + 1 :]:
         parts.extend(_at_least_then_any(atom, quantifier))
-    j = len(parts)
-    while j > lazy[-1] + 1 and nullable(parts[j - 1]):
-        j -= 1
-    if j == len(parts):
+    sizes = [widths(part) for part in parts]
+    if None in sizes:
         return None
-    if _is_assertion(parts[j - 1]) or _is_assertion(parts[j]) or any("(?<" in p for p in parts[j:]):
+    j = len(parts)
+    while j > lazy[-1] + 1 and sizes[j - 1][0] == 0:
+        j -= 1
+    if j == len(parts) or not _assertions_stay_inside(parts, sizes, j, widths):
         return None
     return wrap.format("".join(parts[:j])), wrap.format("".join(parts[j:]))
+
+
+def _assertions_stay_inside(parts: list[str], sizes: list, j: int, widths: Callable) -> bool:
+    """Does every assertion see only the text of its own half? None in the tail (a `\\b` or a
+    lookbehind there would look into the head); in the head, lookbehinds, and lookaheads
+    `(?=X)`/`(?!X)` standing alone whose X is no longer than what the head must still read
+    after them; no `\\b`, `^` or `$` anywhere (they look both ways)."""
+    for k, part in enumerate(parts):
+        kinds = _assertion_kinds(part)
+        if kinds is None or (kinds and k >= j) or "edge" in kinds:
+            return False
+        if "ahead" in kinds:
+            inner = part[3:-1]
+            if not part.startswith(("(?=", "(?!")) or _group_end(part, 0) != len(part) or _assertion_kinds(inner):
+                return False
+            reach = widths(inner)
+            if reach is None or reach[1] > sum(size[0] for size in sizes[k + 1 : j]):
+                return False
+    return True
+
+
+def _assertion_kinds(part: str) -> Optional[set[str]]:
+    """The assertions in a part, outside its classes: "ahead" (`(?=`, `(?!`), "behind" (`(?<=`,
+    `(?<!`), "edge" (`\\b`, `\\B`, `\\A`, `\\Z`, `^`, `$`); None where a class does not close."""
+    kinds: set[str] = set()
+    i = 0
+    while i < len(part):
+        c = part[i]
+        if c == "\\":
+            if part[i + 1 : i + 2] in ("b", "B", "A", "Z"):
+                kinds.add("edge")
+            i += 2
+            continue
+        if c == "[":
+            end = _class_end(part, i)
+            if end is None:
+                return None
+            i = end
+            continue
+        if part.startswith(("(?=", "(?!"), i):
+            kinds.add("ahead")
+        elif part.startswith(("(?<=", "(?<!"), i):
+            kinds.add("behind")
+        elif c in "^$":
+            kinds.add("edge")
+        i += 1
+    return kinds
 
 
 def _at_least_then_any(atom: str, quantifier: str) -> list[str]:
@@ -71,10 +118,6 @@ def _at_least_then_any(atom: str, quantifier: str) -> list[str]:
         return [atom + quantifier]
     rest = "*" if not high else "{0,%d}" % (int(high) - m)
     return [atom + ("{%d}" % m if m > 1 else ""), atom + rest]
-
-
-def _is_assertion(part: str) -> bool:
-    return part.startswith(_ASSERTIONS)
 
 
 def _top_level_parts(regex: str) -> Optional[list[tuple[str, str]]]:

@@ -123,7 +123,7 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
             "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
         )
     if _is_lazy(regex):
-        split = lazy_head_and_tail(regex, _is_lazy, _can_be_empty)
+        split = lazy_head_and_tail(regex, _is_lazy, _widths)
         if split is None:
             dfa = shortest_matches(dfa)
         else:  # (the head's shortest match, then the tail's longest: lazy_tail.py)
@@ -151,12 +151,13 @@ def _regex_automaton(name: str, regex: str, limits: Limits) -> tuple[Optional[ir
         raise GrammarError(f"terminal {name}: {exc}") from None
 
 
-def _can_be_empty(regex: str) -> Optional[bool]:
-    """Can the regex match the empty string (Python's parser; None where it does not parse)?"""
+def _widths(regex: str) -> Optional[tuple[int, int]]:
+    """The fewest and most characters the regex matches (Python's parser; None where it does not
+    parse)."""
     parser = _re_parser()[1]
     try:
-        return parser.parse(regex).getwidth()[0] == 0
-    except re.error:
+        return tuple(parser.parse(regex).getwidth())  # type: ignore[return-value]
+    except (re.error, OverflowError):
         return None
 
 
@@ -195,7 +196,7 @@ def _is_lazy(regex: str) -> bool:
 
 def _has(items: Any, opcode: Any) -> bool:
     for op, av in items:
-        if op is opcode:
+        if op is opcode and av[0] != av[1]:  # (a lazy count that is fixed, `{3}?`, is no choice)
             return True
         for part in av if isinstance(av, (tuple, list)) else ():
             if hasattr(part, "data") and _has(part, opcode):  # a SubPattern
