@@ -17,7 +17,7 @@ the split, a lookbehind in the tail) is left whole, as before.
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 _QUANTIFIER = re.compile(r"(?:[*+?]|\{\d*(?:,\d*)?\})[?+]?")
 _BOUNDS = re.compile(r"\{(\d*)(,?)(\d*)\}")  # (a greedy {m,n}; a lazy or possessive one ends in ? or +)
@@ -77,27 +77,18 @@ def _assertion_kinds(part: str) -> Optional[set[str]]:
     """The assertions in a part, outside its classes: "ahead" (`(?=`, `(?!`), "behind" (`(?<=`,
     `(?<!`), "edge" (`\\b`, `\\B`, `\\A`, `\\Z`, `^`, `$`); None where a class does not close."""
     kinds: set[str] = set()
-    i = 0
-    while i < len(part):
-        c = part[i]
+    for i, c in _syntax(part, 0):
+        if i is None:
+            return None
         if c == "\\":
             if part[i + 1 : i + 2] in ("b", "B", "A", "Z"):
                 kinds.add("edge")
-            i += 2
-            continue
-        if c == "[":
-            end = _class_end(part, i)
-            if end is None:
-                return None
-            i = end
-            continue
-        if part.startswith(("(?=", "(?!"), i):
+        elif part.startswith(("(?=", "(?!"), i):
             kinds.add("ahead")
         elif part.startswith(("(?<=", "(?<!"), i):
             kinds.add("behind")
         elif c in "^$":
             kinds.add("edge")
-        i += 1
     return kinds
 
 
@@ -174,23 +165,31 @@ def _class_end(regex: str, i: int) -> Optional[int]:
 
 def _group_end(regex: str, i: int) -> Optional[int]:
     """One past the `)` closing the group opened at i."""
-    depth, j = 0, i
-    while j < len(regex):
-        c = regex[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "[":
-            k = _class_end(regex, j)
-            if k is None:
-                return None
-            j = k
-            continue
+    depth = 0
+    for j, c in _syntax(regex, i):
+        if j is None:
+            return None
         if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
             if depth == 0:
                 return j + 1
-        j += 1
     return None
+
+
+def _syntax(regex: str, i: int) -> Iterator[tuple[Optional[int], str]]:
+    """(position, character) of what lies outside classes from i on: an escape as its backslash
+    (the escaped character skipped), a class as its `[` (the rest skipped); position None where
+    a class does not close (and nothing after it)."""
+    while i < len(regex):
+        c = regex[i]
+        if c == "[":
+            end = _class_end(regex, i)
+            yield (None if end is None else i), c
+            if end is None:
+                return
+            i = end
+            continue
+        yield i, c
+        i += 2 if c == "\\" else 1
