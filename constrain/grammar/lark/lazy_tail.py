@@ -64,8 +64,10 @@ def _assertions_stay_inside(parts: list[str], sizes: list, j: int, widths: Calla
         if kinds is None or (kinds and k >= j) or "edge" in kinds:
             return False
         if "ahead" in kinds:
+            if not part.startswith(("(?=", "(?!")) or _group_end(part, 0) != len(part):
+                return False
             inner = part[3:-1]
-            if not part.startswith(("(?=", "(?!")) or _group_end(part, 0) != len(part) or _assertion_kinds(inner):
+            if _assertion_kinds(inner) != set():
                 return False
             reach = widths(inner)
             if reach is None or reach[1] > sum(size[0] for size in sizes[k + 1 : j]):
@@ -96,11 +98,11 @@ def _at_least_then_any(atom: str, quantifier: str) -> list[str]:
     """A greedy repeat as its fixed count, then its optional rest (`x+` as `x`, `x*`): the same
     strings and the same preference, and its optional rest may join the tail (`".*?"x+` takes
     its shortest match up to the first `x` after a quote, then every `x`)."""
-    bounds = _BOUNDS.fullmatch(quantifier)
     if "(?P<" in atom:  # (a named group written twice would be a second definition of its name)
         return [atom + quantifier]
     if quantifier == "+":
         return [atom, atom + "*"]
+    bounds = _BOUNDS.fullmatch(quantifier)
     if bounds is None:
         return [atom + quantifier]
     low, comma, high = bounds.groups()
