@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from . import model_cache
 from .compiler import Compiler
 from .errors import ModelLoadError
 from .vocab import Vocabulary
@@ -59,8 +60,7 @@ def default_cache_dir() -> Optional[Path]:
 
 
 def model_cache_dir() -> Optional[Path]:
-    """Where GGUF models are kept once converted (transformers spends ~20 s dequantizing a GGUF
-    and converting its tokenizer; the converted safetensors load in a fraction of a second):
+    """Where GGUF models are kept once converted (constrain.model_cache says why and how):
     $CONSTRAIN_MODEL_CACHE_DIR, else ~/.cache/constrain/models; "" turns it off."""
     value = os.environ.get("CONSTRAIN_MODEL_CACHE_DIR")
     if value is None:
@@ -130,6 +130,7 @@ def _load(key: str, progress: bool) -> LoadedModel:
             raise ModelLoadError(f"no GGUF file at {key}")
         converted = _converted_dir(path, transformers.__version__)
         if converted is not None and (converted / "config.json").is_file():
+            model_cache.mark_used(converted)
             directory, kwargs = converted, {}
             converted = None  # already there
         else:
@@ -145,7 +146,7 @@ def _load(key: str, progress: bool) -> LoadedModel:
         raise ModelLoadError(f"cannot load model {key!r}: {exc}") from exc
     lm.eval()
     if converted is not None:
-        _save_converted(lm, tok, converted)
+        model_cache.save_converted(lm, tok, converted, path.stem)
     return _wrap(key, lm, tok, time.perf_counter() - started)
 
 
@@ -153,27 +154,10 @@ def _converted_dir(gguf: Path, transformers_version: str) -> Optional[Path]:
     root = model_cache_dir()
     if root is None:
         return None
-    stat = gguf.stat()
-    return root / f"{gguf.stem}-{stat.st_size}-{stat.st_mtime_ns}-transformers{transformers_version}"
-
-
-def _save_converted(lm: Any, tok: Any, target: Path) -> None:
-    """Write the dequantized model and its tokenizer as a transformers folder, atomically (two
-    processes may convert at once; the second rename loses and cleans up). A failure to cache
-    is not an error: the model in hand is fine."""
-    import shutil
-
-    staging = target.with_name(f"{target.name}.partial-{os.getpid()}")
     try:
-        if getattr(lm.config, "quantization_config", None) is not None:
-            del lm.config.quantization_config  # the GGUF quantizer is done once tensors are loaded
-        lm.hf_quantizer = None
-        staging.mkdir(parents=True, exist_ok=True)
-        tok.save_pretrained(staging)
-        lm.save_pretrained(staging)
-        os.rename(staging, target)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
+        return model_cache.converted_dir(root, gguf, transformers_version)
+    except OSError as exc:
+        raise ModelLoadError(f"cannot read the GGUF file {gguf}: {exc}") from exc
 
 
 def _wrap(name: str, lm: Any, tok: Any, seconds: float) -> LoadedModel:
