@@ -173,7 +173,7 @@ class Compiler:
             specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
             lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials,
                                  files=None if files is None else dict(files))
-            rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy)
+            rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy, lowered.refused)
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             return rule_set
 

@@ -2,7 +2,7 @@
 
 A Lark compile spends most of its time before any automaton exists (SQL: Lark's own loader and
 the terminals' regexes, ~60 of ~70 ms), and the rules it ends with are the same for the same
-text. Kept: rule names, greedy flags, the start rule, each rule's IR as a table of nodes (a
+text. Kept: rule names, greedy flags and the bytes greedy rules refuse after them, the start rule, each rule's IR as a table of nodes (a
 subtree shared in memory is written once and shared again when read: Embedded nodes compare by
 identity, so rules with equal IR must stay equal), and every DFA built by then (rules' and
 Embedded nodes'). Rules not built yet are built on first use after loading, as before. Reading
@@ -20,7 +20,7 @@ from . import ir
 from .dfa import DFA
 from .rules import RuleSet
 
-FORMAT = 1
+FORMAT = 2
 
 
 def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -33,6 +33,7 @@ def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarra
         "format": FORMAT,
         "names": list(rules.names),
         "greedy": [n for n, g in zip(rules.names, rules.greedy) if g],
+        "refused": {n: format(bits, "x") for n, bits in zip(rules.names, rules.refused) if bits},
         "start": rules.start,
         "nodes": encoder.table,
         "roots": roots,
@@ -56,7 +57,8 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
         if len(roots) != len(names):
             raise ValueError("one IR root per rule expected")
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
-        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built)
+        refused = {str(n): int(bits, 16) for n, bits in header["refused"].items()}
+        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused)
     except (KeyError, IndexError, TypeError) as exc:
         raise ValueError(f"malformed rule set record: {type(exc).__name__}: {exc}") from None
 

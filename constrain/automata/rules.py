@@ -49,19 +49,23 @@ class RuleSet:
     def __init__(
         self, names: tuple[str, ...], nodes: tuple[ir.Node, ...], start: int, limits: Limits,
         greedy: Collection[str] = (), built: Optional[Mapping[int, DFA]] = None,
+        refused: Optional[Mapping[str, int]] = None,
     ) -> None:
         ids = {name: k for k, name in enumerate(names)}
         self.names = names
         # Greedy rules (a Lark terminal's longest match): see StackSemantics.
         self.greedy = tuple(name in greedy for name in names)
         self.any_greedy = any(self.greedy)
+        # Per rule: the bytes a greedy rule's return may not be followed by beyond those it reads
+        # (a Lark terminal's end lookahead, grammar/lark/end_guard.py), one bit each.
+        self.refused = tuple(int((refused or {}).get(name, 0)) for name in names)
         self.nodes = nodes  # per rule: its IR, calls of rules that derive nothing removed
         self.start = start
         self.callees = tuple(tuple(ids[c] for c in _callees(n)) for n in nodes)  # per call column
-        first: dict[tuple[ir.Node, bool], int] = {}
+        first: dict[tuple[ir.Node, bool, int], int] = {}
         # Rules with equal IR have the same DFA and exits (strings, numbers, "any value" recur);
-        # a greedy rule's returns differ from a plain one's.
-        self.same = tuple(first.setdefault((n, g), r) for r, (n, g) in enumerate(zip(nodes, self.greedy)))
+        # a greedy rule's returns differ from a plain one's, and by what they refuse.
+        self.same = tuple(first.setdefault(key, r) for r, key in enumerate(zip(nodes, self.greedy, self.refused)))
         self._limits = limits
         self._built: list[Optional[CompiledRule]] = [None] * len(names)
         for r, dfa in (built or {}).items():  # (DFAs compile_rules built whole)
@@ -218,11 +222,13 @@ def _member_of_deferred_keys(node: ir.Node, max_states: int) -> bool:
 
 
 def compile_rules(
-    rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits(), greedy: Collection[str] = ()
+    rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits(), greedy: Collection[str] = (),
+    refused: Optional[Mapping[str, int]] = None,
 ) -> RuleSet:
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     `greedy` names rules that return only where they cannot read the next byte (see
-    StackSemantics); they call no rule and never derive the empty string.
+    StackSemantics); they call no rule and never derive the empty string. `refused`: per greedy
+    rule, the bytes (one bit each) its return may not be followed by besides those.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
     rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
     rule over max_nfa_states (or, for large rules, max_dfa_states). The DFAs of the other rules
@@ -260,10 +266,13 @@ def compile_rules(
     for name in greedy:
         if name not in rules or callees[name] or name in nullable:
             raise GrammarError(f"greedy rule {name!r} must exist, call no rule and not derive the empty string")
+    for name, bits in (refused or {}).items():
+        if name not in greedy or not 0 <= bits < 1 << 256:
+            raise GrammarError(f"refused bytes after rule {name!r}: only a greedy rule refuses bytes, 256 bits at most")
     _check_no_left_recursion(names, nodes, productive, nullable)
     # (a DFA _meet_limits made is kept where no call of a rule that derives nothing was removed)
     built = {k: made[name] for k, name in enumerate(names) if name in made and nodes[k] is rules[name]}
-    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy), built)
+    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy), built, refused)
 
 
 def _call_edges(dfa: DFA, targets: tuple[int, ...]) -> tuple:

@@ -65,6 +65,12 @@ class StackSemantics:
             self._bits[(r, q)] = hit
         return hit
 
+    def return_refusals(self, r: int, q: int) -> int:
+        """The bytes a greedy rule r's return in state q may not be followed by, one bit each:
+        those it reads in q (it ends only where it cannot read on) and those its end refuses
+        (a Lark terminal's end lookahead, grammar/lark/end_guard.py)."""
+        return self.read_bits(r, q) | self.rules.refused[r]
+
     def closure(self, stack: tuple) -> tuple[frozenset, bool, Optional[tuple[frozenset, int]]]:
         """(stacks reachable without reading a byte by calls and returns, whether one of the
         returns empties the stack: the text so far is complete, the *restriction*). The
@@ -85,11 +91,11 @@ class StackSemantics:
         return result
 
     def _greedy_return(self, stack: tuple) -> int:
-        """For a greedy top that may return and read on: the bytes it reads (one bit each), which
-        what its return reaches may not read first; else 0."""
+        """For a greedy top that may return and read on or refuses bytes after its end: those bytes
+        (one bit each), which what its return reaches may not read first; else 0."""
         r, q, parent, _ = stack
         if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
-            return self.read_bits(r, q)
+            return self.return_refusals(r, q)
         return 0
 
     def _close(self, stack: tuple) -> tuple[frozenset, bool, None]:
@@ -216,8 +222,9 @@ class StackSemantics:
         return out
 
     def _next_bits(self, stacks: frozenset) -> int:
-        """next_bytes of several stacks by own levels (one bit each). A greedy top's return
-        forbids the frames below it only bytes it reads itself, so no restriction applies here."""
+        """next_bytes of several stacks by own levels (one bit each), a superset where a greedy
+        top's return refuses bytes it does not read itself (the frames below may read them):
+        fewer bytes are then forced, none wrongly. Its other refusals it reads itself."""
         out = 0
         for level in self._levels_of(stacks):
             for r, q, _, _ in level[0]:

@@ -18,8 +18,9 @@ import numpy as np
 
 from ..automata.rules import RuleSet
 
-ALWAYS, IF_FOLLOWS, IF_UNREAD = 1, 2, 3  # a state's exit kind: it can call; it can only return;
-# it is a greedy rule's accepting state (it returns only before a byte it cannot read)
+ALWAYS, IF_FOLLOWS, IF_UNREAD, IF_UNREAD_ALLOWED = 1, 2, 3, 4  # a state's exit kind: it can call;
+# it can only return; it is a greedy rule's accepting state (it returns only before a byte it
+# cannot read), and also one its end does not refuse (the follow row: end_guard.py)
 MIN_RETURN_STATES = 16  # rules with fewer return-only states keep every exit
 
 
@@ -40,8 +41,13 @@ class ExitFilter:
         if hit is None:
             rule = self.rules.rule(rep)
             if getattr(self.rules, "any_greedy", False) and self.rules.greedy[rep]:
-                kinds = np.where(rule.dfa.accepting, IF_UNREAD, 0).astype(np.uint8)
-                return self._kinds.setdefault(rep, (kinds, np.zeros(256, dtype=np.bool_)))
+                refused = self.rules.refused[rep]
+                if not refused:
+                    kinds = np.where(rule.dfa.accepting, IF_UNREAD, 0).astype(np.uint8)
+                    return self._kinds.setdefault(rep, (kinds, np.zeros(256, dtype=np.bool_)))
+                kinds = np.where(rule.dfa.accepting, IF_UNREAD_ALLOWED, 0).astype(np.uint8)
+                allowed = np.array([not refused >> b & 1 for b in range(256)], dtype=np.bool_)
+                return self._kinds.setdefault(rep, (kinds, allowed))
             calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
             returns_only = rule.dfa.accepting & ~calls
             # (few such states meet few boundaries: not worth the callers' analysis)

@@ -101,8 +101,8 @@ def warm_up() -> None:
         summary_walk(
             trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names,
             one, np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int32), np.zeros((1, 256), dtype=np.int32),
-            np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8),
-            np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(), np.zeros(1, dtype=np.uint8),
+            np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros((1, 4), dtype=np.uint64),
+            np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(), np.zeros(1, dtype=np.uint8),
             np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
             np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
         )

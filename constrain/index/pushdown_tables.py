@@ -2,7 +2,8 @@
 
 Every rule class (rules.same) gets its states a range of *global* state ids. Per global state:
 its rule class, where its row starts in the flat transition table (`row_off`), whether it
-accepts, whether its rule is greedy (a Lark terminal's longest match), whether it reads any run
+accepts, whether its rule is greedy (a Lark terminal's longest match; per rule class, the bytes
+its end refuses next beyond those it reads, `refused`: 4 uint64 words), whether it reads any run
 of name bytes (name_runs.py), and its call edges
 (`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state).
 `cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
@@ -37,6 +38,9 @@ class PushdownTables:
         n = rules.n_rules
         self.start = np.full(n, -1, dtype=np.int32)
         self.cls = np.zeros((n, 256), dtype=np.int32)
+        self.refused = np.zeros((n, 4), dtype=np.uint64)
+        for r, bits in enumerate(getattr(rules, "refused", ())):
+            self.refused[r] = [bits >> (64 * w) & 0xFFFF_FFFF_FFFF_FFFF for w in range(4)]
         self.n_states = 0
         self.rule_of = np.zeros(64, dtype=np.int32)
         self.row_off = np.zeros(64, dtype=np.int64)
@@ -108,13 +112,13 @@ class PushdownTables:
             self._snapshot = ()
 
     def arrays(self) -> tuple:
-        """(rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule,
-        call_ret, start, free): views that later growth does not change."""
+        """(rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr,
+        call_rule, call_ret, start, free): views that later growth does not change."""
         snap = self._snapshot
         if not snap:
             with self._lock:
                 snap = self._snapshot = (
-                    self.rule_of, self.row_off, self.table, self.cls.copy(), self.accepting, self.greedy,
+                    self.rule_of, self.row_off, self.table, self.cls.copy(), self.accepting, self.greedy, self.refused,
                     self.reads_any, self.call_ptr, self.call_rule, self.call_ret, self.start.copy(), self.free,
                 )
         return snap

@@ -15,7 +15,8 @@ byte a stack is *closed* (calls push callees, accepting tops return). A cell's c
 stacks reachable from it before its frame returns, and whether it can return) is made once per
 walk and reused by every stack over it; a top's return is kept as a *tail* (the parent cell)
 and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
-returns only before a byte it cannot read: its tail carries it as a *guard*. Stacks whose top
+returns only before a byte it cannot read nor its end refuses (`refused`, 256 bits per rule
+class): its tail carries it as a *guard*. Stacks whose top
 calls nothing (a terminal) and differ only below are one entry over a *union* cell of their
 parents (pushdown_cells._union), read member by member only where the top returns: along a
 dash run a comment opened at every depth is one stack, not one per depth. The stacks after
@@ -48,9 +49,15 @@ def _next(g, b, rule_of, row_off, table, cls):
     return table[row_off[g] + cls[rule_of[g], b]]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _refuses(refused, r, b):
+    """Does rule class r's end refuse byte b next (a Lark terminal's end lookahead)?"""
+    return (refused[r, b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0
+
+
 @numba.njit(cache=True, nogil=True)
 def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
-                 rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start,
+                 rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr, call_rule, call_ret, start,
                  free, g0, firsts, out, pops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks, budget):
     """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
     of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
@@ -253,7 +260,8 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                             while x == -2 and ti + 1 < n_tails:
                                 ti += 1
                                 guard = tl_guard[t0 + ti]
-                                if guard < 0 or _next(guard, b, rule_of, row_off, table, cls) < 0:
+                                if guard < 0 or (_next(guard, b, rule_of, row_off, table, cls) < 0
+                                                 and not _refuses(refused, rule_of[guard], b)):
                                     x = tl_c[t0 + ti]
                             if x == -2:
                                 break

@@ -114,8 +114,10 @@ class StackTokenAutomaton:
             (b,) = nxt
             if b >= 0xF5:  # a special token's virtual spelling: no text (vocab/special_bytes.py)
                 break
-            out.append(b)
             state = sem.step(state, b)
+            if not state:  # (several stacks' next bytes are a superset where an end refuses some)
+                break
+            out.append(b)
         return bytes(out)
 
     def eos_row(self) -> np.ndarray:

@@ -16,8 +16,12 @@ from constrain.limits import Limits
 
 
 def _lark_rule_set(name: str):
-    lowered = lark_rules(load(name))
-    return compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy)
+    return _lark_text_rule_set(load(name))
+
+
+def _lark_text_rule_set(text: str):
+    lowered = lark_rules(text)
+    return compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy, lowered.refused)
 
 
 def _schema_rule_set(schema: dict):
@@ -37,7 +41,7 @@ def _round_trip(rules):
 
 
 def _assert_same(a, b) -> None:
-    assert (a.names, a.greedy, a.start, a.callees, a.same) == (b.names, b.greedy, b.start, b.callees, b.same)
+    assert (a.names, a.greedy, a.refused, a.start, a.callees, a.same) == (b.names, b.greedy, b.refused, b.start, b.callees, b.same)
     pairs: dict[int, int] = {}
     for x, y in zip(a.nodes, b.nodes):
         _assert_same_ir(x, y, pairs)
@@ -84,6 +88,13 @@ def test_shipped_grammars_round_trip_before_and_after_their_rules_are_built(name
     _assert_same(unbuilt, back)  # (builds every rule of both)
     assert back.n_built == back.n_rules
     _assert_same(unbuilt, _round_trip(unbuilt))  # (now from a record of built rules)
+
+
+def test_the_bytes_terminal_ends_refuse_round_trip():
+    """End lookaheads (grammar/lark/end_guard.py): per greedy rule, up to 256 bits."""
+    rules = _lark_text_rule_set('start: A B | C\nA: /[a-z]+(?![0-9\\x7f])/\nB: /[0-9]|x/\nC: /[+*]|[?](?!=)/')
+    assert sorted(bits for bits in rules.refused if bits) == [1 << ord("="), sum(1 << b for b in (*range(48, 58), 127))]
+    _assert_same(rules, _round_trip(rules))
 
 
 def test_embedded_dfas_shared_in_memory_stay_shared():

@@ -95,7 +95,7 @@ def _empty(make) -> bool:
 def _semantics(text: str, start: str, folder: Path, reader: bool):
     try:
         lowered = translate.lark_rules(text, start, import_paths=[folder], reader=reader, limits=Limits(max_mask_seconds=2.0))
-        rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy)
+        rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy, lowered.refused)
     except (UnsupportedGrammarError, GrammarError) as exc:
         return exc
     return StackSemantics(rules, max_stacks=2_000)

@@ -11,6 +11,9 @@ parser expects it with Python's `re.match`, so a terminal's text is what that ma
   it cannot read. Where an accepting state can read on, the terminal is a *greedy rule* of its
   own (see automata/stack_semantics.py); where none can (literals, `"..."` strings), the ending
   is forced and the terminal is inlined into the rules that use it.
+- A negative lookahead of one character that ends a branch (`EQ: /=(?!=)/`) looks past the
+  terminal, as in Lark: its characters may not follow the end (end_guard.py), so the terminal
+  is a greedy rule whose return refuses them.
 Where re's backtracking order differs from both (an alternation whose first branch is a prefix
 of a later one, `a|ab`), we take the longest; docs/lark.md lists the differences.
 """
@@ -30,18 +33,23 @@ from ...automata.dfa import DFA, minimize
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
 from ...limits import Limits
+from .end_guard import end_guards
 from .lazy_tail import lazy_head_and_tail
 
 
 @dataclass(frozen=True)
 class Terminal:
     """`node`: the terminal's strings; `greedy`: it must be a rule of its own that returns
-    only before a byte it cannot read."""
+    only before a byte it cannot read, nor one of `refused` (one bit each: its end lookahead,
+    end_guard.py). A terminal whose branches refuse different bytes is an alternation of
+    `parts`, its node their uses (rule calls of the greedy ones)."""
 
     name: str
     node: ir.Node
     greedy: bool
     automaton: Optional[DFA] = None  # the node's minimal DFA, where the node is not one already
+    refused: int = 0
+    parts: tuple["Terminal", ...] = ()
 
     @property
     def dfa(self) -> DFA:
@@ -130,12 +138,46 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
             head, tail = (_regex_automaton(name, part, limits)[1] for part in split)
             dfa = compile_ir(ir.concat(ir.Embedded(shortest_matches(head)), ir.Embedded(tail)), limits)
         return Terminal(name, ir.Embedded(dfa), bool((dfa.table[dfa.accepting] >= 0).any()))
+    if "(?!" in regex:
+        groups = end_guards(regex, _widths, lambda part: _ascii_members(name, part, limits))
+        guarded = None if groups is None else _guarded(name, groups, dfa, limits)
+        if guarded is not None:
+            return guarded
     # Where used, the smaller of the regex's own IR and its DFA: rules inline terminals in many
     # places, and copying a DFA into every use costs more than a few characters (`"select"i`).
     continues = bool((dfa.table[dfa.accepting] >= 0).any())
     if language is not None and nfa_states(language) <= 2 * dfa.n_states + 16:
         return Terminal(name, language, continues, dfa)
     return Terminal(name, ir.Embedded(dfa), continues)
+
+
+def _guarded(name: str, groups: list[tuple[str, int]], whole: DFA, limits: Limits) -> Optional[Terminal]:
+    """The terminal whose branches' ends refuse bytes (end_guard.py): one greedy rule where all
+    refuse the same, else an alternation of one part per group; None where two groups can start
+    with the same byte (their ends would not be the whole regex's longest match)."""
+    if len(groups) == 1:
+        return Terminal(name, ir.Embedded(whole), True, refused=groups[0][1])
+    parts = []
+    for k, (regex, refused) in enumerate(groups):
+        dfa = _regex_automaton(name, regex, limits)[1]
+        greedy = bool(refused) or bool((dfa.table[dfa.accepting] >= 0).any())
+        parts.append(Terminal(f"{name}#{k}", ir.Embedded(dfa), greedy, refused=refused))
+    starts = [first_bytes(part) for part in parts]
+    if any(a & b for k, a in enumerate(starts) for b in starts[k + 1 :]):
+        return None
+    uses = [ir.RuleRef(part.name) if part.greedy else part.node for part in parts]
+    return Terminal(name, ir.alt(*uses), False, whole, parts=tuple(parts))
+
+
+def _ascii_members(name: str, regex: str, limits: Limits) -> Optional[int]:
+    """The ASCII characters a one-character regex matches, one bit each (None: not read)."""
+    try:
+        dfa = _regex_automaton(name, regex, limits)[1]
+    except GrammarError:
+        return None
+    after = dfa.table[0, dfa.byte_classes[:128]]
+    hits = [b for b in range(128) if after[b] >= 0 and dfa.accepting[after[b]]]
+    return sum(1 << b for b in hits)
 
 
 def _regex_automaton(name: str, regex: str, limits: Limits) -> tuple[Optional[ir.Node], DFA]:

@@ -18,7 +18,7 @@ the text: its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`, aliase
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -42,11 +42,13 @@ TOP = "$start"  # the rule around the start rule (trailing ignored text); Lark n
 
 @dataclass(frozen=True)
 class LarkRules:
-    """`rules` (name -> IR) for compile_rules, from `start`, with the `greedy` terminal rules."""
+    """`rules` (name -> IR) for compile_rules, from `start`, with the `greedy` terminal rules
+    and the bytes their ends refuse (`refused`, one bit each: end lookaheads, end_guard.py)."""
 
     rules: dict[str, ir.Node]
     start: str
     greedy: tuple[str, ...]
+    refused: dict[str, int] = field(default_factory=dict)
 
 
 def lark_rules(
@@ -100,11 +102,13 @@ def lark_rules(
     if start in emptied:  # (the start rule lost the empty text to left-recursion removal)
         body = ir.repeat(body, 0, 1)
     rules[TOP] = body if skip is None else ir.concat(skip, body)
-    greedy = tuple(name for name in sorted(used) if terminals[name].greedy)
-    for name in greedy:  # (as the DFA lower_terminal built: the rule's is the same, ~0.5 ms for SQL's NAME)
-        rules[name] = ir.Embedded(terminals[name].dfa)
+    rule_terminals = [t for name in sorted(used) for t in (terminals[name].parts or (terminals[name],)) if t.greedy]
+    for t in rule_terminals:  # (as the DFA lower_terminal built: the rule's is the same, ~0.5 ms for SQL's NAME)
+        rules[t.name] = ir.Embedded(t.dfa)
+    greedy = tuple(t.name for t in rule_terminals)
+    refused = {t.name: t.refused for t in rule_terminals if t.refused}
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
-    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy)
+    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy, refused)
 
 
 def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
@@ -122,6 +126,8 @@ def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
         return starts[u.name]
 
     for t in ignored:
+        if t.parts:  # (rules of its own: not plain)
+            continue
         if not t.greedy:
             plain.add(t.name)
             continue

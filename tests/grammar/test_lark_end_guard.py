@@ -1,0 +1,93 @@
+"""grammar/lark/end_guard.py: the bytes a terminal's end refuses, read off its regex's text, with
+Python's `re` as the oracle of where such a regex can end before a given next character."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from constrain.grammar.lark.end_guard import end_guards
+from constrain.grammar.lark.terminals import _ascii_members, _widths, lower_terminal
+from constrain.limits import Limits
+
+
+def _bits(chars: str) -> int:
+    return sum(1 << ord(c) for c in set(chars))
+
+
+def _guards(regex: str):
+    return end_guards(regex, _widths, lambda part: _ascii_members("T", part, Limits()))
+
+
+LOWER, UPPER = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+@pytest.mark.parametrize("regex, expected", [
+    (r"[ \t]*=(?!=|>)", [(r"[ \t]*=", _bits("=>"))]),  # HCL2's EQ
+    (r"[+*]|[?](?![a-z])", [("[+*]", 0), ("[?]", _bits(LOWER))]),  # lark.lark's OP
+    (r"(?:[1-9][0-9]*|0(?![1-9]))", [("[1-9][0-9]*", 0), ("0", _bits("123456789"))]),  # a group around it all
+    (r"(?i:k(?![a-z]))", [("(?i:k)", _bits(LOWER + UPPER))]),  # the flags fold the refused letters
+    (r"a(?!b)(?!c)", [("a", _bits("bc"))]),
+    (r"a(?![^x])", [("a", _bits("".join(chr(c) for c in range(128) if c != ord("x"))))]),  # ASCII members only
+    (r"[(](?!\))|\((?!x)", [("[(]", _bits(")")), (r"\(", _bits("x"))]),
+    (r"a(?!bc)", None),  # two characters
+    (r"a(?!b)c", None),  # not at the end
+    (r"(?!b)a", None),
+    (r"a(?!(?=b)c)", None),  # an assertion inside
+    (r"(a|b(?!c))+", None),  # inside a repeat
+    (r"a|(?!b)", None),  # a branch of nothing but the lookahead
+    (r"(?x:a (?!b))", None),  # verbose
+    (r"ab", None),
+])
+def test_branches_are_grouped_by_what_their_ends_refuse(regex, expected):
+    assert _guards(regex) == expected
+
+
+REGEXES = [
+    r"[ \t]*=(?!=|>)", r"[+*]|[?](?![a-z])", r"(?:[1-9][0-9]*|0(?![1-9]))", r"(?i:k(?![a-z]))",
+    r"a+(?!b)|c", r"ab?(?![ab])", r"(?:a|ba)(?!a)(?!c)", r"a(?![^b])",
+]
+
+
+@pytest.mark.parametrize("regex", REGEXES)
+def test_a_group_ends_before_a_character_exactly_where_re_can(regex):
+    """Where `re` can match the regex to exactly a text, the next character seen by its
+    lookaheads (or none: the end of the text), some group's regex matches that text and does not
+    refuse the character, and nowhere else."""
+    groups = _guards(regex)
+    assert groups is not None
+
+    @settings(max_examples=300, deadline=None)
+    @given(text=st.text(alphabet="ab=c 01K\t?+>", max_size=5), after=st.sampled_from(["", *"ab=c 01K?>x"]))
+    def check(text, after):
+        theirs = re.fullmatch(f"(?:{regex}){re.escape(after)}", text + after) is not None
+        ours = any(
+            re.fullmatch(g, text) and not (after and refused >> ord(after) & 1) for g, refused in groups
+        )
+        assert ours == theirs, (text, after)
+
+    check()
+
+
+def test_a_terminal_is_left_whole_where_its_groups_start_alike():
+    """`a(?!b)|ab`: the groups' own longest matches would not be the whole regex's."""
+    whole = lower_terminal("T", _Pattern(r"a(?!b)|ab"), Limits())
+    assert not whole.parts and not whole.refused
+    split = lower_terminal("T", _Pattern(r"[+*]|[?](?![a-z])"), Limits())
+    assert [(p.name, p.greedy, p.refused) for p in split.parts] == [("T#0", False, 0), ("T#1", True, _bits(LOWER))]
+    one = lower_terminal("T", _Pattern(r"[ \t]*=(?!=|>)"), Limits())
+    assert one.greedy and one.refused == _bits("=>") and not one.parts
+
+
+class _Pattern:
+    """Lark's PatternRE as lower_terminal reads it."""
+
+    def __init__(self, regex: str) -> None:
+        self.regex = regex
+        self.flags = ()
+
+    def to_regexp(self) -> str:
+        return self.regex
