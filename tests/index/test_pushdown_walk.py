@@ -77,18 +77,21 @@ def test_full_buffers_are_retried_with_larger_ones(llama3):
     assert all(c > 2 for c in small.automaton.summaries.pushdown.caps)
 
 
-def test_tables_are_the_rules_dfas(llama3):
+@pytest.mark.parametrize("text", [grammars.load("sql"), 'start: A B\nA: /[a-z]+(?![0-9~])/\nB: /[0-9]|[+]|[?](?![a-z])/'])
+def test_tables_are_the_rules_dfas(llama3, text):
     """Every state, byte and call edge of every rule, flattened (rules built on first use
-    are flattened on demand)."""
-    g = Compiler(llama3).compile_lark(grammars.load("sql"))
+    are flattened on demand), and the bytes greedy rules' ends refuse (end lookaheads)."""
+    g = Compiler(llama3).compile_lark(text)
     rules = g.automaton.rules
     tables = g.automaton.summaries.pushdown.tables
     for r in range(rules.n_rules):
         rep = rules.same[r]
         dfa, calls, _ = rules.rule(rep)
         base = tables.state(rep, 0)
-        rule_of, row_off, table, cls, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start, free = tables.arrays()
+        (rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr, call_rule, call_ret, start,
+         free) = tables.arrays()
         assert start[rep] == base
+        assert sum(int(w) << (64 * k) for k, w in enumerate(refused[rep])) == rules.refused[rep]
         for q in range(dfa.n_states):
             g_q = base + q
             got = table[row_off[g_q] + cls[rule_of[g_q], np.arange(256)]]
