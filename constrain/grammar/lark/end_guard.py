@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from .regex_text import assertion_kinds, group_end, syntax, unwrap_flags
+from .regex_text import assertion_kinds, group_end, nesting, unwrap_flags
 
 # (a branch's regex, the bytes after its end that its lookahead refuses, one bit each: 0 for none)
 Group = tuple[str, int]
@@ -56,15 +56,11 @@ def end_guards(
 def _top_level_branches(body: str) -> Optional[list[str]]:
     """The body split at its `|` outside groups and classes; None where a class does not close."""
     out: list[str] = []
-    depth, start = 0, 0
-    for i, c in syntax(body, 0):
+    start = 0
+    for i, c, depth in nesting(body, 0):
         if i is None:
             return None
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+        if c == "|" and depth == 0:
             out.append(body[start:i])
             start = i + 1
     out.append(body[start:])
@@ -98,17 +94,12 @@ def _last_group_start(branch: str) -> Optional[int]:
     """Where the group that ends the branch (unquantified) opens; None where none does."""
     if not branch.endswith(")"):
         return None
-    depth = 0
     opened: list[int] = []
-    for i, c in syntax(branch, 0):
+    for i, c, depth in nesting(branch, 0):
         if i is None:
             return None
-        if c == "(":
-            if depth == 0:
-                opened.append(i)
-            depth += 1
-        elif c == ")":
-            depth -= 1
-    if not opened or depth != 0 or group_end(branch, opened[-1]) != len(branch):
+        if c == "(" and depth == 0:
+            opened.append(i)
+    if not opened or group_end(branch, opened[-1]) != len(branch):
         return None
     return opened[-1]

@@ -67,17 +67,24 @@ def class_end(regex: str, i: int) -> Optional[int]:
 
 def group_end(regex: str, i: int) -> Optional[int]:
     """One past the `)` closing the group opened at i."""
-    depth = 0
-    for j, c in syntax(regex, i):
+    for j, c, depth in nesting(regex, i):
         if j is None:
             return None
+        if c == ")" and depth == 0:
+            return j + 1
+    return None
+
+
+def nesting(regex: str, i: int) -> Iterator[tuple[Optional[int], str, int]]:
+    """syntax() with the number of groups open around each character since i (a group's own
+    parentheses are outside it)."""
+    depth = 0
+    for j, c in syntax(regex, i):
+        if c == ")":
+            depth -= 1
+        yield j, c, depth
         if c == "(":
             depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-    return None
 
 
 def syntax(regex: str, i: int) -> Iterator[tuple[Optional[int], str]]:
