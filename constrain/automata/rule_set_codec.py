@@ -2,10 +2,10 @@
 
 A Lark compile spends most of its time before any automaton exists (SQL: Lark's own loader and
 the terminals' regexes, ~60 of ~70 ms), and the rules it ends with are the same for the same
-text. Kept: rule names, greedy flags and the bytes greedy rules refuse after them, the start rule, each rule's IR as a table of nodes (a
-subtree shared in memory is written once and shared again when read: Embedded nodes compare by
-identity, so rules with equal IR must stay equal), and every DFA built by then (rules' and
-Embedded nodes'). Rules not built yet are built on first use after loading, as before. Reading
+text. Kept: rule names, greedy flags, the bytes greedy rules' ends refuse (end lookaheads), the
+start rule, each rule's IR as a table of nodes (a subtree shared in memory is written once and
+shared again when read: Embedded nodes compare by identity, so rules with equal IR must stay
+equal), and every DFA built by then (rules' and Embedded nodes'). Rules not built yet are built on first use after loading, as before. Reading
 runs no code: JSON and arrays only; anything malformed raises ValueError.
 """
 
@@ -59,7 +59,7 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
         refused = {str(n): int(bits, 16) for n, bits in header["refused"].items()}
         return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused)
-    except (KeyError, IndexError, TypeError) as exc:
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed rule set record: {type(exc).__name__}: {exc}") from None
 
 

@@ -142,6 +142,8 @@ def _walk(roots):
     lambda h, a: a.update(tables=a["tables"][:-1]),
     lambda h, a: a.update(layout=a["layout"][:, :2]),
     lambda h, a: h["built"].append([0, 10**6]),
+    lambda h, a: h.update(refused=[]),  # (per rule name: a mapping)
+    lambda h, a: h.update(refused={"x": "not hex"}),
 ])
 def test_a_damaged_record_is_refused_with_value_error(damage):
     rules = _lark_rule_set("arithmetic")
