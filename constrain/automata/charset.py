@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from .case_partners import partners
+
 MAX_CODE_POINT = 0x10FFFF
 SURROGATES = (0xD800, 0xDFFF)
 
@@ -60,7 +62,7 @@ def contains(ranges: Ranges, cp: int) -> bool:
 
 
 def case_fold(ranges: Ranges) -> Ranges:
-    """Add the simple upper/lower-case partners of every code point (for the `i` flag)."""
+    """Add what Python's `re` matches for every code point under the `i` flag (case_partners.py)."""
     return _case_fold(tuple(ranges))
 
 
@@ -77,11 +79,7 @@ def _case_fold(ranges: Ranges) -> Ranges:
         else:
             lo_iter, hi_iter = lo, hi
         for cp in range(lo_iter, hi_iter + 1):
-            ch = chr(cp)
-            for other in (ch.lower(), ch.upper(), ch.casefold()):
-                if len(other) == 1 and other != ch:
-                    o = ord(other)
-                    extra.append((o, o))
+            extra.extend((o, o) for o in partners(cp) if o != cp)
     return union(ranges, tuple(extra))
 
 
