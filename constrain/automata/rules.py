@@ -68,8 +68,9 @@ class RuleSet:
         self.same = tuple(first.setdefault(key, r) for r, key in enumerate(zip(nodes, self.greedy, self.refused)))
         self._limits = limits
         self._built: list[Optional[CompiledRule]] = [None] * len(names)
+        self._followable: dict[int, Optional[np.ndarray]] = {}
         for r, dfa in (built or {}).items():  # (DFAs compile_rules built whole)
-            calls = _call_edges(dfa, self.callees[r])
+            calls = self._live_calls(dfa, _call_edges(dfa, self.callees[r]))
             self._built[r] = CompiledRule(dfa, calls, _exits(dfa, calls))
         self._lock = threading.Lock()
         self.dfas: Sequence[DFA] = _View(self, 0)
@@ -122,8 +123,45 @@ class RuleSet:
 
     def _compile(self, r: int) -> CompiledRule:
         dfa = _build_dfa(self.names[r], self.nodes[r], self._limits)
-        calls = _call_edges(dfa, self.callees[r])
+        calls = self._live_calls(dfa, _call_edges(dfa, self.callees[r]))
         return CompiledRule(dfa, calls, _exits(dfa, calls))
+
+    def _live_calls(self, dfa: DFA, calls: tuple) -> tuple:
+        """`calls` less the edges no text can take: a call of a greedy rule whose return, in each
+        of its accepting states, refuses every byte the return state reads, where that state can
+        neither end the caller nor call (`start: A "b"` with `A: /a(?!b)/`, or `A: /a+/` before
+        "a"). Left in, a mask would allow the callee's text and then nothing, not even EOS (Lark
+        accepts no such text either)."""
+        if not self.any_greedy:
+            return calls
+        out = list(calls)
+        for q, edges in enumerate(calls):
+            kept = tuple(e for e in edges if not self._dead_return(dfa, *e))
+            if len(kept) != len(edges):
+                out[q] = kept
+        return tuple(out)
+
+    def _dead_return(self, dfa: DFA, k: int, t: int) -> bool:
+        followable = self._followable_after(k)
+        if followable is None or dfa.accepting[t] or (dfa.table[t, dfa.call_classes] >= 0).any():
+            return False
+        return not (followable & (dfa.table[t, dfa.byte_classes] >= 0)).any()
+
+    def _followable_after(self, k: int) -> Optional[np.ndarray]:
+        """Bool per byte: may it follow greedy rule k's return in some accepting state (it does
+        not read it there, nor does its end refuse it); None where k is no greedy rule with a
+        DFA at hand (then no edge is judged). (Called while the lock is held: no rule() here.)"""
+        if k in self._followable:
+            return self._followable[k]
+        node, built = self.nodes[k], self._built[k]
+        callee = built.dfa if built is not None else getattr(node, "dfa", None) if isinstance(node, ir.Embedded) else None
+        out: Optional[np.ndarray] = None
+        if self.greedy[k] and isinstance(callee, DFA):
+            refused = np.array([bool(self.refused[k] >> b & 1) for b in range(256)], dtype=np.bool_)
+            ends = callee.table[callee.accepting][:, callee.byte_classes] >= 0
+            out = (~ends & ~refused).any(axis=0)
+        self._followable[k] = out
+        return out
 
 
 class _View(Sequence):
