@@ -128,24 +128,38 @@ class RuleSet:
 
     def _live_calls(self, dfa: DFA, calls: tuple) -> tuple:
         """`calls` less the edges no text can take: a call of a greedy rule whose return, in each
-        of its accepting states, refuses every byte the return state reads, where that state can
-        neither end the caller nor call (`start: A "b"` with `A: /a(?!b)/`, or `A: /a+/` before
-        "a"). Left in, a mask would allow the callee's text and then nothing, not even EOS (Lark
-        accepts no such text either)."""
+        of its accepting states, refuses every byte the return state can read first, where that
+        state cannot end the caller and calls only greedy rules (terminals) if any (`start: A "b"`
+        with `A: /a(?!b)/`, or `A: /a+/` before "a"). Left in, a mask would allow the callee's
+        text and then nothing, not even EOS (Lark accepts no such text either)."""
         if not self.any_greedy:
             return calls
         out = list(calls)
         for q, edges in enumerate(calls):
-            kept = tuple(e for e in edges if not self._dead_return(dfa, *e))
+            kept = tuple(e for e in edges if not self._dead_return(dfa, calls, *e))
             if len(kept) != len(edges):
                 out[q] = kept
         return tuple(out)
 
-    def _dead_return(self, dfa: DFA, k: int, t: int) -> bool:
+    def _dead_return(self, dfa: DFA, calls: tuple, k: int, t: int) -> bool:
         followable = self._followable_after(k)
-        if followable is None or dfa.accepting[t] or (dfa.table[t, dfa.call_classes] >= 0).any():
+        if followable is None or dfa.accepting[t]:
             return False
-        return not (followable & (dfa.table[t, dfa.byte_classes] >= 0)).any()
+        first = dfa.table[t, dfa.byte_classes] >= 0
+        for callee, _ in calls[t]:  # (a greedy rule reads its first byte itself: it derives no empty text)
+            callee_dfa = self._greedy_dfa(callee)
+            if callee_dfa is None:
+                return False
+            first = first | (callee_dfa.table[0, callee_dfa.byte_classes] >= 0)
+        return not (followable & first).any()
+
+    def _greedy_dfa(self, k: int) -> Optional[DFA]:
+        """Greedy rule k's DFA where it is at hand without building (called under the lock)."""
+        if not self.greedy[k]:
+            return None
+        node, built = self.nodes[k], self._built[k]
+        found = built.dfa if built is not None else getattr(node, "dfa", None) if isinstance(node, ir.Embedded) else None
+        return found if isinstance(found, DFA) else None
 
     def _followable_after(self, k: int) -> Optional[np.ndarray]:
         """Bool per byte: may it follow greedy rule k's return in some accepting state (it does
@@ -153,10 +167,9 @@ class RuleSet:
         DFA at hand (then no edge is judged). (Called while the lock is held: no rule() here.)"""
         if k in self._followable:
             return self._followable[k]
-        node, built = self.nodes[k], self._built[k]
-        callee = built.dfa if built is not None else getattr(node, "dfa", None) if isinstance(node, ir.Embedded) else None
+        callee = self._greedy_dfa(k)
         out: Optional[np.ndarray] = None
-        if self.greedy[k] and isinstance(callee, DFA):
+        if callee is not None:
             refused = np.array([bool(self.refused[k] >> b & 1) for b in range(256)], dtype=np.bool_)
             ends = callee.table[callee.accepting][:, callee.byte_classes] >= 0
             out = (~ends & ~refused).any(axis=0)

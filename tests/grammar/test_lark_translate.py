@@ -330,7 +330,10 @@ def test_ambiguity_and_depth_meet_their_limits(llama3):
     ('start: A "a" | "b"\nA: /a+/', [b"b"], [b"a", b"aa"]),  # A would read the a that alone may follow it
     ('start: (A "b" | "c") ";"\nA: /a(?!b)/', [b"c"], [b"a"]),
     ('start: A "b"?\nA: /a(?!b)/', [b"a"], [b"ab"]),  # kept: the text may end after A
-    ('start: A N | "c"\nA: /a(?!b)/\nN: /[0-9]+/', [b"a", b"c"], [b"ab"]),  # kept: a rule call follows A
+    ('start: A N | "c"\nA: /a(?!b)/\nN: /[0-9]+/', [b"a", b"c"], [b"ab"]),  # kept: a terminal N may follow A
+    ('start: A N | "c"\nA: /a(?![0-9])/\nN: /[0-9]+/', [b"c"], [b"a", b"a1"]),  # N starts with what A refuses
+    ('start: A n | "c"\nn: "1" | n "2"\nA: /a(?![0-9])/', [b"c"], [b"a", b"a1"]),  # n inlined into start
+    ('start: A e | "c"\ne: "1" | "(" e ")"\nA: /a(?![0-9])/', [b"a", b"c"], [b"a1"]),  # kept: a rule call (e), not judged
 ])
 def test_a_terminal_that_nothing_may_follow_is_not_offered(llama3, text, offered, not_offered):
     """Such a call is dropped (rules.RuleSet._live_calls): its text would leave a mask of no token,
