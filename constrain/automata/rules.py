@@ -31,6 +31,8 @@ from .word_graph import word_graph_dfa, word_graph_fits
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
 
+END_OF_TEXT = 1 << 256  # a refused "byte" past the 256: the end of the text (a positive end lookahead)
+
 class CompiledRule(NamedTuple):
     """One rule, built: its DFA over bytes and call columns, per state the (callee, return
     state) of each call edge in call-column order, and per state whether it can call or return."""
@@ -57,7 +59,8 @@ class RuleSet:
         self.greedy = tuple(name in greedy for name in names)
         self.any_greedy = any(self.greedy)
         # Per rule: the bytes a greedy rule's return may not be followed by beyond those it reads
-        # (a Lark terminal's end lookahead, grammar/lark/end_guard.py), one bit each.
+        # (a Lark terminal's end lookahead, grammar/lark/end_guard.py), one bit each, and
+        # END_OF_TEXT where the text may not end there.
         self.refused = tuple(int((refused or {}).get(name, 0)) for name in names)
         self.nodes = nodes  # per rule: its IR, calls of rules that derive nothing removed
         self.start = start
@@ -279,7 +282,8 @@ def compile_rules(
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     `greedy` names rules that return only where they cannot read the next byte (see
     StackSemantics); they call no rule and never derive the empty string. `refused`: per greedy
-    rule, the bytes (one bit each) its return may not be followed by besides those.
+    rule, the bytes (one bit each) its return may not be followed by besides those, and
+    END_OF_TEXT where the text may not end after it.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
     rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
     rule over max_nfa_states (or, for large rules, max_dfa_states). The DFAs of the other rules
@@ -318,8 +322,8 @@ def compile_rules(
         if name not in rules or callees[name] or name in nullable:
             raise GrammarError(f"greedy rule {name!r} must exist, call no rule and not derive the empty string")
     for name, bits in (refused or {}).items():
-        if name not in greedy or not 0 <= bits < 1 << 256:
-            raise GrammarError(f"refused bytes after rule {name!r}: only a greedy rule refuses bytes, 256 bits at most")
+        if name not in greedy or not 0 <= bits <= (END_OF_TEXT << 1) - 1:
+            raise GrammarError(f"refused bytes after rule {name!r}: only a greedy rule refuses bytes (and the end)")
     _check_no_left_recursion(names, nodes, productive, nullable)
     # (a DFA _meet_limits made is kept where no call of a rule that derives nothing was removed)
     built = {k: made[name] for k, name in enumerate(names) if name in made and nodes[k] is rules[name]}

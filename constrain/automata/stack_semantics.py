@@ -22,7 +22,7 @@ from typing import Iterator, Optional
 import numpy as np
 
 from ..errors import LimitExceededError
-from .rules import RuleSet, Stack
+from .rules import END_OF_TEXT, RuleSet, Stack
 
 ALL_BYTES = (1 << 256) - 1
 MAX_MEMO = 1 << 18  # stacks whose closure, and whose own level, are kept (then all forgotten: a
@@ -69,7 +69,7 @@ class StackSemantics:
         """The bytes a greedy rule r's return in state q may not be followed by, one bit each:
         those it reads in q (it ends only where it cannot read on) and those its end refuses
         (a Lark terminal's end lookahead, grammar/lark/end_guard.py)."""
-        return self.read_bits(r, q) | self.rules.refused[r]
+        return (self.read_bits(r, q) | self.rules.refused[r]) & ALL_BYTES
 
     def closure(self, stack: tuple) -> tuple[frozenset, bool, Optional[tuple[frozenset, int]]]:
         """(stacks reachable without reading a byte by calls and returns, whether one of the
@@ -82,7 +82,7 @@ class StackSemantics:
         reads = self._greedy_return(stack)
         if reads:
             below, complete, _ = self.closure(stack[2])
-            result = (below | {stack}, complete, (below, reads))
+            result = (below | {stack}, complete and not reads & END_OF_TEXT, (below, reads))
         else:
             result = self._close(stack)
         if len(self._closure) >= MAX_MEMO:
@@ -95,7 +95,7 @@ class StackSemantics:
         (one bit each), which what its return reaches may not read first; else 0."""
         r, q, parent, _ = stack
         if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
-            return self.return_refusals(r, q)
+            return self.read_bits(r, q) | self.rules.refused[r]  # (END_OF_TEXT included)
         return 0
 
     def _close(self, stack: tuple) -> tuple[frozenset, bool, None]:
@@ -204,7 +204,7 @@ class StackSemantics:
     def is_complete(self, stacks: frozenset) -> bool:
         if len(stacks) == 1:
             return self.closure(next(iter(stacks)))[1]
-        return any(level[3] for level in self._levels_of(stacks))
+        return any(level[3] for level in self._levels_of(stacks, END_OF_TEXT))
 
     def next_bytes(self, stacks: frozenset) -> set[int]:
         """Bytes that can come next (for forced bytes)."""
@@ -233,7 +233,8 @@ class StackSemantics:
 
     def _levels_of(self, stacks: frozenset, bit: int = 0) -> Iterator[tuple[frozenset, bool, int, bool]]:
         """The own levels the stacks' closures are made of, each parent's once (by id: frames
-        outlive the walk); a greedy top's return is not followed before a byte of `bit` it reads."""
+        outlive the walk); a greedy top's return is not followed before a byte of `bit` it
+        reads or refuses (END_OF_TEXT: the end, which a positive end lookahead refuses)."""
         done: set[int] = set()
         for s in stacks:
             while True:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from constrain.automata.rules import END_OF_TEXT
 from constrain.grammar.lark.end_guard import end_guards
 from constrain.grammar.lark.terminals import _ascii_members, _widths, lower_terminal
 from constrain.limits import Limits
@@ -23,6 +24,7 @@ def _guards(regex: str):
 
 
 LOWER, UPPER = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ALL = (1 << 256) - 1
 
 
 @pytest.mark.parametrize("regex, expected", [
@@ -33,6 +35,9 @@ LOWER, UPPER = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
     (r"a(?!b)(?!c)", [("a", _bits("bc"))]),
     (r"a(?![^x])", [("a", _bits("".join(chr(c) for c in range(128) if c != ord("x"))))]),  # ASCII members only
     (r"[(](?!\))|\((?!x)", [("[(]", _bits(")")), (r"\(", _bits("x"))]),
+    (r"a(?=b)", [("a", _ALL ^ _bits("b") | END_OF_TEXT)]),  # only b may follow, and no end
+    (r"[a-z]+(?=\()|[0-9]", [("[a-z]+", _ALL ^ _bits("(") | END_OF_TEXT), ("[0-9]", 0)]),
+    (r"a(?=[bc])(?!b)", [("a", _ALL ^ _bits("c") | END_OF_TEXT)]),
     (r"a(?!bc)", None),  # two characters
     (r"a(?!b)c", None),  # not at the end
     (r"(?!b)a", None),
@@ -49,6 +54,7 @@ def test_branches_are_grouped_by_what_their_ends_refuse(regex, expected):
 REGEXES = [
     r"[ \t]*=(?!=|>)", r"[+*]|[?](?![a-z])", r"(?:[1-9][0-9]*|0(?![1-9]))", r"(?i:k(?![a-z]))",
     r"a+(?!b)|c", r"ab?(?![ab])", r"(?:a|ba)(?!a)(?!c)", r"a(?![^b])",
+    r"a+(?=b)|c", r"(?i:k(?=[a-z]))", r"x(?=[ab])(?!a)|0",
 ]
 
 
@@ -56,7 +62,7 @@ REGEXES = [
 def test_a_group_ends_before_a_character_exactly_where_re_can(regex):
     """Where `re` can match the regex to exactly a text, the next character seen by its
     lookaheads (or none: the end of the text), some group's regex matches that text and does not
-    refuse the character, and nowhere else."""
+    refuse the character (or the end), and nowhere else."""
     groups = _guards(regex)
     assert groups is not None
 
@@ -65,11 +71,18 @@ def test_a_group_ends_before_a_character_exactly_where_re_can(regex):
     def check(text, after):
         theirs = re.fullmatch(f"(?:{regex}){re.escape(after)}", text + after) is not None
         ours = any(
-            re.fullmatch(g, text) and not (after and refused >> ord(after) & 1) for g, refused in groups
+            re.fullmatch(g, text) and not (refused >> (ord(after) if after else 256) & 1) for g, refused in groups
         )
         assert ours == theirs, (text, after)
 
     check()
+
+
+def test_a_terminal_that_matches_nothing_but_its_lookahead_is_refused():
+    from constrain.errors import UnsupportedGrammarError
+
+    with pytest.raises(UnsupportedGrammarError, match="empty string"):
+        lower_terminal("T", _Pattern(r"a?(?!b)"), Limits())
 
 
 def test_a_terminal_is_left_whole_where_its_groups_start_alike():

@@ -86,16 +86,18 @@ NAME: /[a-z]+/
 # Negative lookaheads of one character at a terminal's end see the text after it, as in Lark
 # (HCL2's EQ and COLON, lark.lark's OP, Lark's Python DEC_NUMBER; terminals/end_guard.py): a
 # branch that refuses (OP's `?`, NUM's `0`) beside one that does not, a flag that folds the
-# refused letters, and an ignored space that a refused byte may follow.
+# refused letters, an ignored space that a refused byte may follow, and a positive one (CALL:
+# only a parenthesis may follow, not a space).
 GUARDED = r'''
 start: item (";" item)*
-item: NAME EQ value | NAME COLON value | NAME OP NAME? | NUM | KW NAME?
+item: NAME EQ value | NAME COLON value | NAME OP NAME? | NUM | KW NAME? | CALL "(" NUM? ")"
 value: NAME | NUM | "=" NAME | ">" NAME | ":" NAME
 EQ: /[ \t]*=(?!=|>)/
 COLON: /[ \t]*:(?!:)/
 OP: /[+*]|[?](?![a-z])/
 NUM: /[1-9][0-9]*|0(?![1-9])/
 KW: /k(?![a-z])/i
+CALL: /[a-z]+(?=\()/
 NAME: /[a-z]+/
 %ignore " "
 '''
@@ -107,7 +109,7 @@ GRAMMARS = {
     "spaces": (SPACES, "ab ->"),
     "lazy_tail": (LAZY_TAIL, "abcd "),
     "flagged": (FLAGGED, '"ai;x'),
-    "guarded": (GUARDED, "ak=:>?+01 ;K"),
+    "guarded": (GUARDED, "ak=:>?+01 ;K()"),
 }
 
 
@@ -138,7 +140,7 @@ EXAMPLES = {
     "spaces": ["ab ->cd", "ab  -> cd", "->", " ab"],
     "lazy_tail": ["ab", "abcc", "a b ab", "adb abc", "ab abcc"],
     "flagged": ['"a"i', '"a";"b"i;x', '"ai"i', "ai;i", '""i'],
-    "guarded": ["a=b", "a = >b", "a: :b", "a? b", "a+b", "a?", "0;10", "k b", "K", "a=0", "a =b;x:=y"],
+    "guarded": ["a=b", "a = >b", "a: :b", "a? b", "a+b", "a?", "0;10", "k b", "K", "a=0", "a =b;x:=y", "f()", "f(1 )"],
 }
 REJECTED = {
     "json": ['{"a" 1}', "[1 2]", '"abc', "-", "[1,]", '"a"b"', "01x"],
@@ -147,7 +149,7 @@ REJECTED = {
     "spaces": ["", "a-", "ab - >"],
     "lazy_tail": ["abcd", "a", "abd", "ab cd", "abccd", "abbc"],
     "flagged": ['"a"ix', '"a"ii', '""i0', '"a"x'],
-    "guarded": ["a==b", "a=>b", "a::b", "a?b", "01", "kb", "Kb", "kB", "a=01", "a =>b"],
+    "guarded": ["a==b", "a=>b", "a::b", "a?b", "01", "kb", "Kb", "kB", "a=01", "a =>b", "f ()", "f"],
 }
 
 
@@ -193,6 +195,7 @@ def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, l
 
 @pytest.mark.parametrize("name, prefix", [
     ("json", b'{"a" : [1'), ("keywords", b"if ab"), ("guarded", b"a ="), ("guarded", b"k;0"), ("guarded", b"ab?"),
+    ("guarded", b"k;f"),
 ])
 def test_masks_equal_the_byte_steps(name, prefix, compiled, llama3, byte_step_oracle):
     grammar = compiled[name]
@@ -323,6 +326,23 @@ def test_ambiguity_and_depth_meet_their_limits(llama3):
     assert m.accept_tokens([llama3.token_bytes.index(t) for t in (b"SELECT", b" a")]) == 2
     with pytest.raises(LimitExceededError, match="max_mask_seconds"):
         m.allowed_token_ids()
+
+
+@pytest.mark.parametrize("text", [
+    'start: A B?\nA: /a(?=b)/\nB: /b/',  # one stack after a
+    'start: x | y\nx: A "b"? | "(" x ")"\ny: A "c" | "[" y "]"\nA: /a(?=[bc])/',  # two stacks, neither may end
+])
+def test_a_positive_end_lookahead_refuses_the_end_of_the_text(llama3, lark_accepts, text):
+    grammar = Compiler(llama3).compile_lark(text)
+    parser = lark.Lark(text, parser="earley")
+    for doc, ok in (("a", False), ("ab", True), ("", False)):
+        assert lark_accepts(parser, doc) is ok and _we_accept(grammar, doc) is ok, doc
+    m = Matcher(grammar)
+    assert m.accept_token(llama3.token_bytes.index(b"a")) and not m.is_accepting()
+    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
+    m.fill_next_token_bitmask(bm)
+    allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size])
+    assert not set(allowed.tolist()) & set(llama3.eos_token_ids) and llama3.token_bytes.index(b"b") in allowed
 
 
 @pytest.mark.parametrize("text, offered, not_offered", [

@@ -1,4 +1,4 @@
-"""A terminal whose regex ends in a one-character negative lookahead: the bytes its end refuses.
+"""A terminal whose regex ends in a one-character lookahead: the bytes its end refuses.
 
 Lark matches a terminal with `re.match` on the whole rest of the text, so a lookahead at the
 terminal's end looks at the text after it: HCL2's `EQ: /[ \\t]*=(?!=|>)/` is no `=` before
@@ -9,6 +9,10 @@ where Lark refuses it. Here each top-level branch of the regex that ends in `(?!
 character (a class, a literal, alternatives of those), loses the lookahead and keeps the bytes
 it refuses next: the terminal's end may not be followed by one (as a greedy rule's return may
 not be followed by a byte it reads, automata/stack_semantics.py).
+
+A positive one, `(?=X)`, refuses every byte but X's ASCII characters, and the end of the text
+(`END_OF_TEXT`): `CALL: /[a-z]+(?=\\()/` is a name that only a parenthesis may follow. Read
+within the terminal, it never held: the branch matched nothing (the whole terminal: an error).
 
 Branches are grouped by what they refuse; groups become rules of their own, so each group's
 ends refuse their own bytes. That reads as the whole regex reads only where the groups cannot
@@ -21,7 +25,10 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from ...automata.rules import END_OF_TEXT
 from .regex_text import assertion_kinds, group_end, nesting, unwrap_flags
+
+_ALL_BYTES = (1 << 256) - 1
 
 # (a branch's regex, the bytes after its end that its lookahead refuses, one bit each: 0 for none)
 Group = tuple[str, int]
@@ -70,12 +77,13 @@ def _top_level_branches(body: str) -> Optional[list[str]]:
 def _strip_guards(
     branch: str, wrap: str, widths: Callable[[str], Optional[tuple[int, int]]], one_char_bytes: Callable[[str], Optional[int]]
 ) -> tuple[Optional[str], int]:
-    """(the branch less the one-character negative lookaheads it ends in, the bytes they refuse);
-    (None, 0) where what is left would match nothing or an assertion of it is not read."""
+    """(the branch less the one-character lookaheads it ends in, the bytes they refuse: a negative
+    one's ASCII characters, a positive one's every byte but its ASCII characters, and the end
+    of the text); (None, 0) where what is left would match nothing."""
     refused = 0
     while True:
         start = _last_group_start(branch)
-        if start is None or not branch.startswith("(?!", start):
+        if start is None or not branch.startswith(("(?!", "(?="), start):
             break
         inner = branch[start + 3 : -1]
         if assertion_kinds(inner) != set() or widths(wrap.format(inner)) != (1, 1):
@@ -83,6 +91,8 @@ def _strip_guards(
         bits = one_char_bytes(wrap.format(inner))
         if bits is None:
             break
+        if branch.startswith("(?=", start):  # (what may follow: the rest, and the end, are refused)
+            bits = (_ALL_BYTES & ~bits) | END_OF_TEXT
         refused |= bits
         branch = branch[:start]
     if refused and widths(wrap.format(branch)) in (None, (0, 0)):

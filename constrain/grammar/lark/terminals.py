@@ -125,6 +125,11 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         # SQL's forty keywords parsed as regexes cost a Lark compile more than their rules do)
         return Terminal(name, ir.concat(*(ir.Chars(case_fold(((ord(c), ord(c)),))) for c in pattern.value)), False)
     regex = pattern.to_regexp()
+    if ("(?!" in regex or "(?=" in regex) and not _is_lazy(regex):
+        groups = end_guards(regex, _widths, lambda part: _ascii_members(name, part, limits))
+        guarded = None if groups is None else _guarded(name, regex, groups, limits)
+        if guarded is not None:
+            return guarded
     language, dfa = _regex_automaton(name, regex, limits)
     if dfa.accepting[0]:
         raise UnsupportedGrammarError(
@@ -138,11 +143,6 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
             head, tail = (_regex_automaton(name, part, limits)[1] for part in split)
             dfa = compile_ir(ir.concat(ir.Embedded(shortest_matches(head)), ir.Embedded(tail)), limits)
         return Terminal(name, ir.Embedded(dfa), bool((dfa.table[dfa.accepting] >= 0).any()))
-    if "(?!" in regex:
-        groups = end_guards(regex, _widths, lambda part: _ascii_members(name, part, limits))
-        guarded = None if groups is None else _guarded(name, groups, dfa, limits)
-        if guarded is not None:
-            return guarded
     # Where used, the smaller of the regex's own IR and its DFA: rules inline terminals in many
     # places, and copying a DFA into every use costs more than a few characters (`"select"i`).
     continues = bool((dfa.table[dfa.accepting] >= 0).any())
@@ -151,10 +151,15 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     return Terminal(name, ir.Embedded(dfa), continues)
 
 
-def _guarded(name: str, groups: list[tuple[str, int]], whole: DFA, limits: Limits) -> Optional[Terminal]:
+def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limits) -> Optional[Terminal]:
     """The terminal whose branches' ends refuse bytes (end_guard.py): one greedy rule where all
     refuse the same, else an alternation of one part per group; None where two groups can start
     with the same byte (their ends would not be the whole regex's longest match)."""
+    whole = _regex_automaton(name, "|".join(f"(?:{part})" for part, _ in groups), limits)[1]
+    if whole.accepting[0]:
+        raise UnsupportedGrammarError(
+            "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
+        )
     if len(groups) == 1:
         return Terminal(name, ir.Embedded(whole), True, refused=groups[0][1])
     parts = []
