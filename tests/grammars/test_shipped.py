@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 
 import lark
 import pytest
@@ -100,12 +101,24 @@ def test_examples_are_accepted_token_by_token(name, compiled, parsers, llama3, t
         assert not _ours(compiled[name], text), text
 
 
+# Texts where we differ from Lark by design (docs/lark.md, "Where we differ"), only ever by
+# refusing what Lark accepts: python_expr's NUMBER before `.` and a non-digit (`1.real`): `re`
+# backtracks out of the fraction it started, our longest match cannot end before the `.`.
+KNOWN_REFUSALS = {"python_expr": re.compile(r"[0-9]\.(?![0-9])")}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_random_texts_agree_with_lark(name, compiled, parsers):
+    known = KNOWN_REFUSALS.get(name)
+
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(text=st.text(alphabet=ALPHABETS[name], max_size=14))
     def check(text):
-        assert _ours(compiled[name], text) == parsers[name](text), repr(text)
+        ours, theirs = _ours(compiled[name], text), parsers[name](text)
+        if known is not None and known.search(text):
+            assert not ours or theirs, repr(text)  # (at most we refuse what Lark accepts)
+            return
+        assert ours == theirs, repr(text)
 
     check()
 
