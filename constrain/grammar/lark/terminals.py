@@ -11,9 +11,10 @@ parser expects it with Python's `re.match`, so a terminal's text is what that ma
   it cannot read. Where an accepting state can read on, the terminal is a *greedy rule* of its
   own (see automata/stack_semantics.py); where none can (literals, `"..."` strings), the ending
   is forced and the terminal is inlined into the rules that use it.
-- A negative lookahead of one character that ends a branch (`EQ: /=(?!=)/`) looks past the
-  terminal, as in Lark: its characters may not follow the end (end_guard.py), so the terminal
-  is a greedy rule whose return refuses them.
+- A lookahead of one character that ends a branch (`EQ: /=(?!=)/`, `CALL: /[a-z]+(?=[(])/`)
+  looks past the terminal, as in Lark: what it refuses may not follow the end (end_guard.py),
+  so the terminal is a greedy rule whose return refuses those bytes (and, for a positive one,
+  the end of the text).
 Where re's backtracking order differs from both (an alternation whose first branch is a prefix
 of a later one, `a|ab`), we take the longest; docs/lark.md lists the differences.
 """
@@ -163,8 +164,8 @@ def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limit
     if len(groups) == 1:
         return Terminal(name, ir.Embedded(whole), True, refused=groups[0][1])
     parts = []
-    for k, (regex, refused) in enumerate(groups):
-        dfa = _regex_automaton(name, regex, limits)[1]
+    for k, (part_regex, refused) in enumerate(groups):
+        dfa = _regex_automaton(name, part_regex, limits)[1]
         greedy = bool(refused) or bool((dfa.table[dfa.accepting] >= 0).any())
         parts.append(Terminal(f"{name}#{k}", ir.Embedded(dfa), greedy, refused=refused))
     starts = [first_bytes(part) for part in parts]
