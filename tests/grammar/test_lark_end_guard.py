@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+import lark
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from constrain import Compiler, Matcher
 from constrain.automata.rules import END_OF_TEXT
 from constrain.grammar.lark.end_guard import end_guards
 from constrain.grammar.lark.terminals import _ascii_members, _widths, lower_terminal
@@ -104,3 +106,18 @@ class _Pattern:
 
     def to_regexp(self) -> str:
         return self.regex
+
+
+@pytest.mark.parametrize("text", [
+    'start: A B?\nA: /a(?=b)/\nB: /b/',  # one stack after a
+    'start: x | y\nx: A "b"? | "(" x ")"\ny: A "c" | "[" y "]"\nA: /a(?=[bc])/',  # two stacks, neither may end
+])
+def test_a_positive_end_lookahead_refuses_the_end_of_the_text(llama3, lark_accepts, text):
+    grammar = Compiler(llama3).compile_lark(text)
+    parser = lark.Lark(text, parser="earley")
+    for doc, ok in (("a", False), ("ab", True), ("", False)):
+        assert lark_accepts(parser, doc) is ok and grammar.accepts(doc) is ok, doc
+    m = Matcher(grammar)
+    assert m.accept_token(llama3.token_bytes.index(b"a")) and not m.is_accepting()
+    allowed = set(m.allowed_token_ids().tolist())
+    assert not allowed & set(llama3.eos_token_ids) and llama3.token_bytes.index(b"b") in allowed

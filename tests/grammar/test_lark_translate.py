@@ -328,44 +328,6 @@ def test_ambiguity_and_depth_meet_their_limits(llama3):
         m.allowed_token_ids()
 
 
-@pytest.mark.parametrize("text", [
-    'start: A B?\nA: /a(?=b)/\nB: /b/',  # one stack after a
-    'start: x | y\nx: A "b"? | "(" x ")"\ny: A "c" | "[" y "]"\nA: /a(?=[bc])/',  # two stacks, neither may end
-])
-def test_a_positive_end_lookahead_refuses_the_end_of_the_text(llama3, lark_accepts, text):
-    grammar = Compiler(llama3).compile_lark(text)
-    parser = lark.Lark(text, parser="earley")
-    for doc, ok in (("a", False), ("ab", True), ("", False)):
-        assert lark_accepts(parser, doc) is ok and _we_accept(grammar, doc) is ok, doc
-    m = Matcher(grammar)
-    assert m.accept_token(llama3.token_bytes.index(b"a")) and not m.is_accepting()
-    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
-    m.fill_next_token_bitmask(bm)
-    allowed = np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size])
-    assert not set(allowed.tolist()) & set(llama3.eos_token_ids) and llama3.token_bytes.index(b"b") in allowed
-
-
-@pytest.mark.parametrize("text, offered, not_offered", [
-    ('start: A "b" | "c"\nA: /a(?!b)/', [b"c"], [b"a"]),  # A's end refuses the b that alone may follow it
-    ('start: A "a" | "b"\nA: /a+/', [b"b"], [b"a", b"aa"]),  # A would read the a that alone may follow it
-    ('start: (A "b" | "c") ";"\nA: /a(?!b)/', [b"c"], [b"a"]),
-    ('start: A "b"?\nA: /a(?!b)/', [b"a"], [b"ab"]),  # kept: the text may end after A
-    ('start: A N | "c"\nA: /a(?!b)/\nN: /[0-9]+/', [b"a", b"c"], [b"ab"]),  # kept: a terminal N may follow A
-    ('start: A N | "c"\nA: /a(?![0-9])/\nN: /[0-9]+/', [b"c"], [b"a", b"a1"]),  # N starts with what A refuses
-    ('start: A n | "c"\nn: "1" | n "2"\nA: /a(?![0-9])/', [b"c"], [b"a", b"a1"]),  # n inlined into start
-    ('start: A e | "c"\ne: "1" | "(" e ")"\nA: /a(?![0-9])/', [b"a", b"c"], [b"a1"]),  # kept: a rule call (e), not judged
-])
-def test_a_terminal_that_nothing_may_follow_is_not_offered(llama3, text, offered, not_offered):
-    """Such a call is dropped (rules.RuleSet._live_calls): its text would leave a mask of no token,
-    EOS included, and Lark accepts no text through it either."""
-    m = Matcher(Compiler(llama3).compile_lark(text))
-    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
-    m.fill_next_token_bitmask(bm)
-    allowed = {llama3.token_bytes[t] for t in np.flatnonzero(np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size])}
-    assert set(offered) <= allowed and not set(not_offered) & allowed
-    assert all(t[:1] in (b"a", b"b", b"c") for t in allowed if t)
-
-
 def test_special_tokens_by_name_and_id_are_allowed_exactly_where_the_grammar_has_them(llama3):
     """`<|python_tag|>` (a special token, never text) is allowed where the rule names it and
     nowhere else; accepting it steps the grammar; `<[id]>` names it by id."""
