@@ -132,10 +132,7 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         if guarded is not None:
             return guarded
     language, dfa = _regex_automaton(name, regex, limits)
-    if dfa.accepting[0]:
-        raise UnsupportedGrammarError(
-            "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
-        )
+    _refuse_empty(name, regex, dfa)
     if _is_lazy(regex):
         split = lazy_head_and_tail(regex, _is_lazy, _widths)
         if split is None:
@@ -157,10 +154,7 @@ def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limit
     refuse the same, else an alternation of one part per group; None where two groups can start
     with the same byte (their ends would not be the whole regex's longest match)."""
     whole = _regex_automaton(name, "|".join(f"(?:{part})" for part, _ in groups), limits)[1]
-    if whole.accepting[0]:
-        raise UnsupportedGrammarError(
-            "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
-        )
+    _refuse_empty(name, regex, whole)
     if len(groups) == 1:
         return Terminal(name, ir.Embedded(whole), True, refused=groups[0][1])
     parts = []
@@ -173,6 +167,13 @@ def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limit
         return None
     uses = [ir.RuleRef(part.name) if part.greedy else part.node for part in parts]
     return Terminal(name, ir.alt(*uses), False, whole, parts=tuple(parts))
+
+
+def _refuse_empty(name: str, regex: str, dfa: DFA) -> None:
+    if dfa.accepting[0]:
+        raise UnsupportedGrammarError(
+            "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
+        )
 
 
 def _ascii_members(name: str, regex: str, limits: Limits) -> Optional[int]:
