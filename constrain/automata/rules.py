@@ -33,6 +33,12 @@ Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom 
 
 END_OF_TEXT = 1 << 256  # a refused "byte" past the 256: the end of the text (a positive end lookahead)
 
+
+def byte_row(bits: int) -> np.ndarray:
+    """Bool per byte: is its bit set in `bits` (a set of bytes, one bit each; END_OF_TEXT ignored)."""
+    return np.unpackbits(np.frombuffer((bits & ((1 << 256) - 1)).to_bytes(32, "little"), dtype=np.uint8),
+                         bitorder="little").astype(np.bool_)
+
 class CompiledRule(NamedTuple):
     """One rule, built: its DFA over bytes and call columns, per state the (callee, return
     state) of each call edge in call-column order, and per state whether it can call or return."""
@@ -173,9 +179,8 @@ class RuleSet:
         callee = self._greedy_dfa(k)
         out: Optional[np.ndarray] = None
         if callee is not None:
-            refused = np.array([bool(self.refused[k] >> b & 1) for b in range(256)], dtype=np.bool_)
             ends = callee.table[callee.accepting][:, callee.byte_classes] >= 0
-            out = (~ends & ~refused).any(axis=0)
+            out = (~ends & ~byte_row(self.refused[k])).any(axis=0)
         self._followable[k] = out
         return out
 

@@ -16,7 +16,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..automata.rules import RuleSet
+from ..automata.rules import RuleSet, byte_row
 
 ALWAYS, IF_FOLLOWS, IF_UNREAD, IF_UNREAD_ALLOWED = 1, 2, 3, 4  # a state's exit kind: it can call;
 # it can only return; it is a greedy rule's accepting state (it returns only before a byte it
@@ -46,8 +46,7 @@ class ExitFilter:
                     kinds = np.where(rule.dfa.accepting, IF_UNREAD, 0).astype(np.uint8)
                     return self._kinds.setdefault(rep, (kinds, np.zeros(256, dtype=np.bool_)))
                 kinds = np.where(rule.dfa.accepting, IF_UNREAD_ALLOWED, 0).astype(np.uint8)
-                allowed = np.array([not refused >> b & 1 for b in range(256)], dtype=np.bool_)
-                return self._kinds.setdefault(rep, (kinds, allowed))
+                return self._kinds.setdefault(rep, (kinds, ~byte_row(refused)))
             calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
             returns_only = rule.dfa.accepting & ~calls
             # (few such states meet few boundaries: not worth the callers' analysis)
