@@ -101,6 +101,13 @@ def _parts(pattern: str, search: bool, limits: Limits) -> tuple:
     return tuple(parts)
 
 
+def marked_language(tree: object, literals: tuple[int, ...], limits: Limits) -> Optional[DFA]:
+    """The DFA over bytes of the strings the parse tree `tree` matches as a whole with its
+    assertions holding, where the marker bytes `literals` (leaves of `tree`: marker_leaf) stay in
+    the strings and every assertion passes over them; None where no string matches."""
+    return _Lowering(limits).language(tree, True, True, literals)
+
+
 def _flat_items(tree: object) -> list[object]:
     """The items of a sequence, nested sequences spliced in (a group is its items); [tree]
     for anything else."""
@@ -132,7 +139,7 @@ def _freeze(node: object) -> object:
     return (node[0], tuple(_freeze(n) for n in node[1]))  # type: ignore[index]
 
 
-def _byte(b: int) -> ir.Embedded:
+def marker_leaf(b: int) -> ir.Embedded:
     """The single byte `b` (a marker) as an IR leaf."""
     classes = np.zeros(256, dtype=np.int32)
     classes[b] = 1
@@ -196,7 +203,7 @@ class _Lowering:
                         "at one level are not supported", "", node.pos  # type: ignore[attr-defined]
                     )
                 found[key] = (pool.pop(0), node)
-            return _byte(found[key][0])
+            return marker_leaf(found[key][0])
 
         marked = self.compile(lower(tree, at_start, at_end, marker))
         if marked is None or not found:
@@ -327,7 +334,7 @@ class _Lowering:
 
     def bad(self, node: object, m: int) -> Optional[DFA]:
         """Strings of characters with one marker m where the assertion `node` fails."""
-        mark = _byte(m)
+        mark = marker_leaf(m)
         anything = ir.repeat(ANY, 0, None)
         if isinstance(node, Look):
             ahead = node.kind in ("=", "!")

@@ -366,9 +366,16 @@ def anchored(node: object, kind: str) -> bool:
 
 def parse_tree(pattern: str) -> object:
     """The parse tree of `pattern`: ("alt", [..]), ("seq", [..]), ("rep", node, lo, hi, pos),
-    ir.Chars, Anchor and Look leaves. Raises RegexSyntaxError / UnsupportedRegexError."""
+    ir.Chars, Anchor and Look leaves. Raises RegexSyntaxError / UnsupportedRegexError. Shared
+    between callers (a Lark terminal with assertions is parsed to see how far they read, then to
+    build its automaton): never modify one."""
     if not isinstance(pattern, str):
         raise TypeError(f"regex pattern must be str, not {type(pattern).__name__}")
+    return _parse_tree(pattern)
+
+
+@lru_cache(maxsize=256)
+def _parse_tree(pattern: str) -> object:
     return _Parser(pattern).parse()
 
 

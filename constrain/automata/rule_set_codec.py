@@ -20,7 +20,7 @@ from . import ir
 from .dfa import DFA
 from .rules import RuleSet
 
-FORMAT = 2
+FORMAT = 3
 
 
 def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -33,7 +33,7 @@ def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarra
         "format": FORMAT,
         "names": list(rules.names),
         "greedy": [n for n, g in zip(rules.names, rules.greedy) if g],
-        "refused": {n: format(bits, "x") for n, bits in zip(rules.names, rules.refused) if bits},
+        "refused": {n: _hex(bits) for n, bits in zip(rules.names, rules.refused) if bits},
         "start": rules.start,
         "nodes": encoder.table,
         "roots": roots,
@@ -41,6 +41,17 @@ def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarra
         "minimal": encoder.minimal,
     }
     return header, encoder.arrays
+
+
+def _hex(bits: "int | tuple[int, ...]") -> "str | list[str]":
+    """A rule's refused bytes (one int, or one per state) as hex text."""
+    return format(bits, "x") if type(bits) is int else [format(b, "x") for b in bits]  # type: ignore[union-attr]
+
+
+def _unhex(text: Any) -> "int | tuple[int, ...]":
+    if isinstance(text, str):
+        return int(text, 16)
+    return tuple(int(t, 16) for t in text)
 
 
 def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> RuleSet:
@@ -57,7 +68,7 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
         if len(roots) != len(names):
             raise ValueError("one IR root per rule expected")
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
-        refused = {str(n): int(bits, 16) for n, bits in header["refused"].items()}
+        refused = {str(n): _unhex(bits) for n, bits in header["refused"].items()}
         return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed rule set record: {type(exc).__name__}: {exc}") from None

@@ -25,19 +25,12 @@ from . import ir
 from .dfa import DFA, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
+from .refusals import END_OF_TEXT, byte_row, check_refused, refusals  # noqa: F401 (END_OF_TEXT: read from here)
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 from .word_graph import word_graph_dfa, word_graph_fits
 
 Stack = Optional[tuple]  # (rule, state, parent, depth) | None below the bottom frame
 
-
-END_OF_TEXT = 1 << 256  # a refused "byte" past the 256: the end of the text (a positive end lookahead)
-
-
-def byte_row(bits: int) -> np.ndarray:
-    """Bool per byte: is its bit set in `bits` (a set of bytes, one bit each; END_OF_TEXT ignored)."""
-    return np.unpackbits(np.frombuffer((bits & ((1 << 256) - 1)).to_bytes(32, "little"), dtype=np.uint8),
-                         bitorder="little").astype(np.bool_)
 
 class CompiledRule(NamedTuple):
     """One rule, built: its DFA over bytes and call columns, per state the (callee, return
@@ -65,9 +58,9 @@ class RuleSet:
         self.greedy = tuple(name in greedy for name in names)
         self.any_greedy = any(self.greedy)
         # Per rule: the bytes a greedy rule's return may not be followed by beyond those it reads
-        # (a Lark terminal's end lookahead, grammar/lark/end_guard.py), one bit each, and
-        # END_OF_TEXT where the text may not end there.
-        self.refused = tuple(int((refused or {}).get(name, 0)) for name in names)
+        # (a Lark terminal's end lookahead: grammar/lark/end_guard.py, end_window.py), one bit
+        # each, and END_OF_TEXT where the text may not end there; one int, or one per state.
+        self.refused = tuple(refusals((refused or {}).get(name, 0)) for name in names)
         self.nodes = nodes  # per rule: its IR, calls of rules that derive nothing removed
         self.start = start
         self.callees = tuple(tuple(ids[c] for c in _callees(n)) for n in nodes)  # per call column
@@ -85,6 +78,12 @@ class RuleSet:
         self.dfas: Sequence[DFA] = _View(self, 0)
         self.calls: Sequence[tuple] = _View(self, 1)
         self.exits: Sequence[np.ndarray] = _View(self, 2)
+
+    def refused_at(self, r: int, q: int) -> int:
+        """The bytes (and END_OF_TEXT) greedy rule r's return in state q may not be followed by
+        beyond those it reads."""
+        bits = self.refused[r]
+        return bits if type(bits) is int else bits[q]
 
     @property
     def n_rules(self) -> int:
@@ -179,8 +178,10 @@ class RuleSet:
         callee = self._greedy_dfa(k)
         out: Optional[np.ndarray] = None
         if callee is not None:
-            ends = callee.table[callee.accepting][:, callee.byte_classes] >= 0
-            out = (~ends & ~byte_row(self.refused[k])).any(axis=0)
+            accepting = np.flatnonzero(callee.accepting)
+            ends = callee.table[accepting][:, callee.byte_classes] >= 0
+            refused = np.array([byte_row(self.refused_at(k, int(q))) for q in accepting]).reshape(ends.shape)
+            out = (~ends & ~refused).any(axis=0)
         self._followable[k] = out
         return out
 
@@ -327,8 +328,7 @@ def compile_rules(
         if name not in rules or callees[name] or name in nullable:
             raise GrammarError(f"greedy rule {name!r} must exist, call no rule and not derive the empty string")
     for name, bits in (refused or {}).items():
-        if name not in greedy or not 0 <= bits <= (END_OF_TEXT << 1) - 1:
-            raise GrammarError(f"refused bytes after rule {name!r}: only a greedy rule refuses bytes (and the end)")
+        check_refused(name, refusals(bits), name in greedy, rules[name])
     _check_no_left_recursion(names, nodes, productive, nullable)
     # (a DFA _meet_limits made is kept where no call of a rule that derives nothing was removed)
     built = {k: made[name] for k, name in enumerate(names) if name in made and nodes[k] is rules[name]}

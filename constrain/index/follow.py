@@ -17,11 +17,20 @@ from typing import Optional
 import numpy as np
 
 from ..automata.rules import RuleSet, byte_row
+from ..errors import GrammarError
 
 ALWAYS, IF_FOLLOWS, IF_UNREAD, IF_UNREAD_ALLOWED = 1, 2, 3, 4  # a state's exit kind: it can call;
-# it can only return; it is a greedy rule's accepting state (it returns only before a byte it
-# cannot read), and also one its end does not refuse (the follow row: end_guard.py)
+# it can only return (where follow row 0 allows the byte); it is a greedy rule's accepting state
+# (it returns only before a byte it cannot read), and also one its end does not refuse: kind
+# IF_UNREAD_ALLOWED + j reads follow row 1 + j, one per distinct set of refused bytes (end_guard.py,
+# automata/end_window.py: a terminal's ends may refuse different bytes)
 MIN_RETURN_STATES = 16  # rules with fewer return-only states keep every exit
+MAX_REFUSAL_ROWS = 255 - IF_UNREAD_ALLOWED  # (kinds are uint8)
+
+
+def follow_row(kind: int) -> int:
+    """The row of the follow table that filters exits of `kind` (0 where none or row 0 does)."""
+    return kind - IF_UNREAD if kind >= IF_UNREAD_ALLOWED else 0
 
 
 class ExitFilter:
@@ -36,17 +45,13 @@ class ExitFilter:
         self._kinds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def kinds(self, rep: int) -> tuple[np.ndarray, np.ndarray]:
-        """(uint8 exit kind per state of rule class `rep`, bool per byte that may follow a return)."""
+        """(uint8 exit kind per state of rule class `rep`, the follow table: bool per row and
+        byte, may it follow a return; see follow_row)."""
         hit = self._kinds.get(rep)
         if hit is None:
             rule = self.rules.rule(rep)
             if getattr(self.rules, "any_greedy", False) and self.rules.greedy[rep]:
-                refused = self.rules.refused[rep]
-                if not refused:
-                    kinds = np.where(rule.dfa.accepting, IF_UNREAD, 0).astype(np.uint8)
-                    return self._kinds.setdefault(rep, (kinds, np.zeros(256, dtype=np.bool_)))
-                kinds = np.where(rule.dfa.accepting, IF_UNREAD_ALLOWED, 0).astype(np.uint8)
-                return self._kinds.setdefault(rep, (kinds, ~byte_row(refused)))
+                return self._kinds.setdefault(rep, self._greedy_kinds(rep, rule.dfa.accepting))
             calls = np.fromiter(map(bool, rule.calls), dtype=np.bool_, count=rule.dfa.n_states)
             returns_only = rule.dfa.accepting & ~calls
             # (few such states meet few boundaries: not worth the callers' analysis)
@@ -58,8 +63,28 @@ class ExitFilter:
                 follow = np.zeros(256, dtype=np.bool_)
             else:
                 kinds = np.where(calls, ALWAYS, np.where(returns_only, IF_FOLLOWS, 0)).astype(np.uint8)
-            hit = self._kinds.setdefault(rep, (kinds, follow))
+            hit = self._kinds.setdefault(rep, (kinds, follow[None, :]))
         return hit
+
+    def _greedy_kinds(self, rep: int, accepting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A greedy rule's exits: IF_UNREAD where its end refuses nothing more, else one kind
+        per distinct set of refused bytes, each with its follow row."""
+        kinds = np.zeros(accepting.size, dtype=np.uint8)
+        rows: dict[int, int] = {}
+        for q in np.flatnonzero(accepting).tolist():
+            refused = self.rules.refused_at(rep, q) & ((1 << 256) - 1)
+            if not refused:
+                kinds[q] = IF_UNREAD
+                continue
+            if refused not in rows:
+                if len(rows) == MAX_REFUSAL_ROWS:
+                    raise GrammarError(f"rule {self.rules.names[rep]!r}: over {MAX_REFUSAL_ROWS} sets of bytes refused after its end")
+                rows[refused] = len(rows)
+            kinds[q] = IF_UNREAD_ALLOWED + rows[refused]
+        follow = np.zeros((1 + len(rows), 256), dtype=np.bool_)
+        for refused, j in rows.items():
+            follow[1 + j] = ~byte_row(refused)
+        return kinds, follow
 
     def _return_follow(self, rep: int, busy: set[int]) -> Optional[np.ndarray]:
         if rep in self._follow:

@@ -37,7 +37,7 @@ from ..errors import GrammarError, LimitExceededError
 from ..sorted_sets import sorted_unique
 from .boundaries import Boundaries
 from .first_reads import FirstReads
-from .follow import IF_FOLLOWS, IF_UNREAD_ALLOWED
+from .follow import IF_FOLLOWS, IF_UNREAD_ALLOWED, follow_row
 from .items import EMPTY, ROOT, Items
 from .node_sets import merged
 from .pushdown_summary import PushdownSummaries
@@ -360,7 +360,7 @@ class FrameSummaries:
         kind = kinds[q]
         if kind == 0:
             return Boundaries.of(nodes[:0], nodes[:0], node_bytes[:0])
-        if kind in (IF_FOLLOWS, IF_UNREAD_ALLOWED):  # (q reads none of them: only the follow row filters)
-            keep = follow[node_bytes]
+        if kind == IF_FOLLOWS or kind >= IF_UNREAD_ALLOWED:  # (q reads none of them: only the follow row filters)
+            keep = follow[follow_row(kind), node_bytes]
             nodes, node_bytes = nodes[keep], node_bytes[keep]
         return Boundaries.of(nodes, np.full(nodes.size, q, dtype=np.int32), node_bytes)

@@ -2,8 +2,8 @@
 
 Every rule class (rules.same) gets its states a range of *global* state ids. Per global state:
 its rule class, where its row starts in the flat transition table (`row_off`), whether it
-accepts, whether its rule is greedy (a Lark terminal's longest match; per rule class, the bytes
-its end refuses next beyond those it reads, `refused`: 4 uint64 words), whether it reads any run
+accepts, whether its rule is greedy (a Lark terminal's longest match; the bytes its end there
+refuses next beyond those it reads, `refused`: 4 uint64 words), whether it reads any run
 of name bytes (name_runs.py), and its call edges
 (`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state).
 `cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
@@ -25,7 +25,7 @@ from .name_runs import name_closed_states
 def _grown(arr: np.ndarray, need: int) -> np.ndarray:
     if arr.shape[0] >= need:
         return arr
-    out = np.zeros(max(need, 2 * arr.shape[0]), dtype=arr.dtype)
+    out = np.zeros((max(need, 2 * arr.shape[0]), *arr.shape[1:]), dtype=arr.dtype)
     out[: arr.shape[0]] = arr
     return out
 
@@ -38,9 +38,6 @@ class PushdownTables:
         n = rules.n_rules
         self.start = np.full(n, -1, dtype=np.int32)
         self.cls = np.zeros((n, 256), dtype=np.int32)
-        self.refused = np.zeros((n, 4), dtype=np.uint64)
-        for r, bits in enumerate(getattr(rules, "refused", ())):
-            self.refused[r] = [bits >> (64 * w) & 0xFFFF_FFFF_FFFF_FFFF for w in range(4)]
         self.n_states = 0
         self.rule_of = np.zeros(64, dtype=np.int32)
         self.row_off = np.zeros(64, dtype=np.int64)
@@ -48,6 +45,7 @@ class PushdownTables:
         self.greedy = np.zeros(64, dtype=np.uint8)
         self.reads_any = np.zeros(64, dtype=np.uint8)
         self.free = np.zeros(64, dtype=np.uint8)
+        self.refused = np.zeros((64, 4), dtype=np.uint64)
         self.call_ptr = np.zeros(65, dtype=np.int32)
         self.n_table = 0
         self.table = np.zeros(1024, dtype=np.int32)
@@ -81,6 +79,7 @@ class PushdownTables:
             self.greedy = _grown(self.greedy, top)
             self.reads_any = _grown(self.reads_any, top)
             self.free = _grown(self.free, top)
+            self.refused = _grown(self.refused, top)
             self.call_ptr = _grown(self.call_ptr, top + 1)
             self.table = _grown(self.table, self.n_table + n * width)
             table = dfa.table.astype(np.int32)
@@ -90,7 +89,12 @@ class PushdownTables:
             self.row_off[base:top] = range(self.n_table, self.n_table + n * width, width)
             self.n_table += n * width
             self.accepting[base:top] = dfa.accepting
-            self.greedy[base:top] = bool(getattr(rules, "any_greedy", False) and rules.greedy[rep])
+            greedy = bool(getattr(rules, "any_greedy", False) and rules.greedy[rep])
+            self.greedy[base:top] = greedy
+            if greedy:
+                for q in np.flatnonzero(dfa.accepting).tolist():
+                    bits = rules.refused_at(rep, q)
+                    self.refused[base + q] = [bits >> (64 * w) & 0xFFFF_FFFF_FFFF_FFFF for w in range(4)]
             used = np.zeros(width, dtype=np.bool_)  # (the classes some byte has)
             used[dfa.byte_classes] = True
             self.reads_any[base:top] = alive[:, used].any(axis=1)

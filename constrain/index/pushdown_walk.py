@@ -15,8 +15,8 @@ byte a stack is *closed* (calls push callees, accepting tops return). A cell's c
 stacks reachable from it before its frame returns, and whether it can return) is made once per
 walk and reused by every stack over it; a top's return is kept as a *tail* (the parent cell)
 and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
-returns only before a byte it cannot read nor its end refuses (`refused`, 256 bits per rule
-class): its tail carries it as a *guard*. Stacks whose top
+returns only before a byte it cannot read nor its end there refuses (`refused`, 256 bits per
+global state): its tail carries that state as a *guard*. Stacks whose top
 calls nothing (a terminal) and differ only below are one entry over a *union* cell of their
 parents (pushdown_cells._union), read member by member only where the top returns: along a
 dash run a comment opened at every depth is one stack, not one per depth. The stacks after
@@ -50,9 +50,9 @@ def _next(g, b, rule_of, row_off, table, cls):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _refuses(refused, r, b):
-    """Does rule class r's end refuse byte b next (a Lark terminal's end lookahead)?"""
-    return (refused[r, b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0
+def _refuses(refused, g, b):
+    """Does a greedy rule's end in global state g refuse byte b next (a Lark terminal's end lookahead)?"""
+    return (refused[g, b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -261,7 +261,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                                 ti += 1
                                 guard = tl_guard[t0 + ti]
                                 if guard < 0 or (_next(guard, b, rule_of, row_off, table, cls) < 0
-                                                 and not _refuses(refused, rule_of[guard], b)):
+                                                 and not _refuses(refused, guard, b)):
                                     x = tl_c[t0 + ti]
                             if x == -2:
                                 break

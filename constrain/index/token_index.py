@@ -18,7 +18,7 @@ from .name_runs import name_closed_states
 from .slice_choice import SliceChooser
 from .vocab_index import VocabIndex
 
-_NO_FOLLOW = np.zeros(256, dtype=np.bool_)
+_NO_FOLLOW = np.zeros((1, 256), dtype=np.bool_)
 _WHOLE_TRIE = np.zeros(1, dtype=np.int32)  # walk_subtrees' `firsts` for a walk from the root
 
 

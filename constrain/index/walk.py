@@ -55,8 +55,8 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
             continue
         kind = exits[prev]
         s = table[prev, byte_classes[p & 255]]
-        if kind != 0 and (kind == 1 or (kind == 2 and follow[p & 255]) or (kind == 3 and s < 0)
-                          or (kind == 4 and s < 0 and follow[p & 255])):
+        if kind != 0 and (kind == 1 or (kind == 2 and follow[0, p & 255]) or (kind == 3 and s < 0)
+                          or (kind >= 4 and s < 0 and follow[kind - 3, p & 255])):
             if n_b == cap:
                 return cap + 1, visited
             b_nodes[n_b] = i
@@ -78,9 +78,9 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
     no exits) from `start_state` at the subtree's parent depth; 0 stands for the whole trie.
     OR in the tokens readable inside the rule; record as boundaries the nodes whose byte is read
     by a state that can call or return (`exits`, uint8 per state: 1 always, 2 only where
-    `follow[byte]`, the bytes any rule could read after this one returns, 3 only where the state
-    cannot read the byte: a greedy rule's return, 4 where also `follow[byte]`: a greedy rule
-    whose end refuses the other bytes): there another rule
+    `follow[0, byte]`, the bytes any rule could read after this one returns, 3 only where the
+    state cannot read the byte: a greedy rule's return, k >= 4 where also `follow[k - 3, byte]`: a
+    greedy rule whose end there refuses the other bytes, follow.py): there another rule
     may read it, so the caller continues with the stack. A subtree of name bytes only (`names`,
     uint8 per node, a bit per set of name bytes) entered in a state that reads any run of them
     (`free`, uint8 per state, the same bits) is marked whole, without its boundaries

@@ -42,7 +42,7 @@ SCHEMAS = {
 class _Unfiltered(ExitFilter):
     def kinds(self, rep):
         rule = self.rules.rule(rep)
-        return rule.exits.astype(np.uint8), np.zeros(256, dtype=np.bool_)
+        return rule.exits.astype(np.uint8), np.zeros((1, 256), dtype=np.bool_)
 
 
 def _automata(schema, vocab):
