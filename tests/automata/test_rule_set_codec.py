@@ -97,6 +97,10 @@ def test_the_bytes_terminal_ends_refuse_round_trip():
         1 << ord("="), sum(1 << b for b in (*range(48, 58), 127)), (1 << 257) - 1 - (1 << ord("(")),  # (the end: bit 256)
     ]
     _assert_same(rules, _round_trip(rules))
+    per_state = _lark_text_rule_set('start: E "b"?\nE: /a(?!b)|ab?c/')  # (end_window.py: one int per state)
+    (ends,) = [bits for bits in per_state.refused if type(bits) is tuple]
+    assert sorted(set(ends)) == [0, 1 << ord("b")]
+    _assert_same(per_state, _round_trip(per_state))
 
 
 def test_embedded_dfas_shared_in_memory_stay_shared():

@@ -17,6 +17,8 @@ from constrain import Compiler, Matcher
     ('start: A N | "c"\nA: /a(?![0-9])/\nN: /[0-9]+/', [b"c"], [b"a", b"a1"]),  # N starts with what A refuses
     ('start: A n | "c"\nn: "1" | n "2"\nA: /a(?![0-9])/', [b"c"], [b"a", b"a1"]),  # n inlined into start
     ('start: A e | "c"\ne: "1" | "(" e ")"\nA: /a(?![0-9])/', [b"a", b"c"], [b"a1"]),  # kept: a rule call (e), not judged
+    ('start: A "b" | "c"\nA: /ab?c|a(?!b)/', [b"a", b"ac", b"c"], [b"abb"]),  # kept: A's end after ac lets b follow
+    ('start: A "b" | "c"\nA: /ab(?!b)|a(?![bd])|ac(?!b)/', [b"c"], [b"a", b"ab"]),  # every end refuses b (one per state)
 ])
 def test_a_terminal_that_nothing_may_follow_is_not_offered(llama3, text, offered, not_offered):
     """Such a call is dropped: its text would leave a mask of no token, EOS included, and Lark

@@ -3,9 +3,11 @@ Python's `re` as the oracle of where such a regex can end before a given next ch
 
 from __future__ import annotations
 
+import random
 import re
 
 import lark
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,10 +89,13 @@ def test_a_terminal_that_matches_nothing_but_its_lookahead_is_refused():
         lower_terminal("T", _Pattern(r"a?(?!b)"), Limits())
 
 
-def test_a_terminal_is_left_whole_where_its_groups_start_alike():
-    """`a(?!b)|ab`: the groups' own longest matches would not be the whole regex's."""
+def test_groups_that_start_alike_are_one_terminal_whose_ends_refuse_per_state():
+    """`a(?!b)|ab`: the groups' own longest matches would not be the whole regex's, so the
+    terminal is one greedy rule whose ends refuse what their branches do (end_window.py)."""
     whole = lower_terminal("T", _Pattern(r"a(?!b)|ab"), Limits())
-    assert not whole.parts and not whole.refused
+    assert whole.greedy and not whole.parts
+    dfa = whole.node.dfa
+    assert [whole.refused[dfa.walk(0, t)] for t in (b"a", b"ab")] == [_bits("b"), 0]
     split = lower_terminal("T", _Pattern(r"[+*]|[?](?![a-z])"), Limits())
     assert [(p.name, p.greedy, p.refused) for p in split.parts] == [("T#0", False, 0), ("T#1", True, _bits(LOWER))]
     one = lower_terminal("T", _Pattern(r"[ \t]*=(?!=|>)"), Limits())
@@ -121,3 +126,88 @@ def test_a_positive_end_lookahead_refuses_the_end_of_the_text(llama3, lark_accep
     assert m.accept_token(llama3.token_bytes.index(b"a")) and not m.is_accepting()
     allowed = set(m.allowed_token_ids().tolist())
     assert not allowed & set(llama3.eos_token_ids) and llama3.token_bytes.index(b"b") in allowed
+
+
+WINDOWED = r'''
+start: item (";" item)*
+item: A B? | W NUM? | R Y? | C D? | E | S L? | F G?
+A: /ab?c|a(?!b)/
+F: /fh(?!i)|f(?!g)/
+G: /[gi]/
+B: "b"
+W: /[g-k]+\b/
+NUM: /[0-9]+/
+R: /(?:x(?!y))+/
+Y: "y"
+C: /c(?!de)/
+D: /de?/
+E: /e$/
+S: /s(?:[^;$]|\$(?![{]))*/
+L: "${" NUM "}"
+'''
+WINDOWED_ALPHABET = "abcdefghixy0;s${}"
+
+
+@pytest.fixture(scope="module")
+def windowed_grammar(llama3):
+    return Compiler(llama3).compile_lark(WINDOWED)
+
+
+@pytest.fixture(scope="module")
+def windowed_lark(lark_accepts):
+    parser = lark.Lark(WINDOWED, parser="earley")
+    return lambda text: lark_accepts(parser, text)
+
+
+def _we_accept(grammar, text: str) -> bool:
+    sem = grammar.automaton.semantics
+    state = sem.advance(sem.initial(), text.encode())
+    return state is not None and sem.is_complete(state)
+
+
+def test_terminals_whose_assertions_read_past_their_end_agree_with_lark(windowed_grammar, windowed_lark):
+    """Branches that start alike (A; F, whose two ends refuse different bytes), `\\b` (W), a lookahead in a repeat (R), `$` (E): as Lark
+    reads them. A lookahead of two characters (C) and a character a greedy terminal reads only
+    where a lookahead lets it (S before `${`) refuse more than Lark does, never less."""
+    both = ["a", "abc", "abcb", "gh", "gh;x", "x", "xx", "c", "e", "x;e", "s$", "s$x", "s$;s", "ss$a", "a;c;e",
+            "fi", "fhg", "f;fh"]
+    neither = ["ab", "gh1", "xy", "xxy", "cde", "cdd", "e;e", "s${", "ac;e;a", "fg", "fhi"]
+    lark_only = ["cd", "s${1}"]
+    for text in both:
+        assert windowed_lark(text) and _we_accept(windowed_grammar, text), text
+    for text in neither:
+        assert not windowed_lark(text) and not _we_accept(windowed_grammar, text), text
+    for text in lark_only:
+        assert windowed_lark(text) and not _we_accept(windowed_grammar, text), text
+
+    @settings(max_examples=400, deadline=None)
+    @given(text=st.text(alphabet=WINDOWED_ALPHABET, max_size=10))
+    def check(text):
+        if _we_accept(windowed_grammar, text):
+            assert windowed_lark(text), repr(text)
+
+    check()
+
+
+@pytest.mark.parametrize("prefix", [b"a", b"gh", b"xx", b"s$", b"c", b"x;e", b"f", b"fh", b"a;"])
+def test_masks_after_such_terminals_equal_the_byte_steps(prefix, windowed_grammar, llama3, byte_step_oracle):
+    m = Matcher(windowed_grammar)
+    assert m.accept_tokens([llama3.token_bytes.index(bytes([b])) for b in prefix]) == len(prefix)
+    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
+    m.fill_next_token_bitmask(bm)
+    ours = np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size].astype(bool)
+    theirs = byte_step_oracle(windowed_grammar, m._history[-1], llama3)
+    diff = np.flatnonzero(ours != theirs)
+    assert not diff.size, [(llama3.token_bytes[t], ours[t]) for t in diff[:5]]
+
+
+def test_masked_walks_over_such_terminals_end_in_texts_lark_parses(windowed_grammar, windowed_lark, llama3, masked_walk):
+    rng = random.Random(5)
+    finished = 0
+    for _ in range(8):
+        m = Matcher(windowed_grammar)
+        tokens = masked_walk(m, llama3, rng, 40, {b";", b"}", b"b"})
+        if m.is_accepting():
+            finished += 1
+            assert windowed_lark(b"".join(llama3.token_bytes[t] for t in tokens).decode())
+    assert finished

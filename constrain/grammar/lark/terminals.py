@@ -31,6 +31,7 @@ from ...automata import compile_ir, ir
 from ...automata.assertions import regex_automaton
 from ...automata.charset import case_fold, lead_bytes, normalize
 from ...automata.dfa import DFA, minimize
+from ...automata.end_window import reach_past_end, windowed
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
 from ...limits import Limits
@@ -42,14 +43,15 @@ from .lazy_tail import lazy_head_and_tail
 class Terminal:
     """`node`: the terminal's strings; `greedy`: it must be a rule of its own that returns
     only before a byte it cannot read, nor one of `refused` (one bit each: its end lookahead,
-    end_guard.py). A terminal whose branches refuse different bytes is an alternation of
-    `parts`, its node their uses (rule calls of the greedy ones)."""
+    end_guard.py; or one such int per state of its DFA: end_window.py). A terminal whose
+    branches refuse different bytes may be an alternation of `parts`, its node their uses
+    (rule calls of the greedy ones)."""
 
     name: str
     node: ir.Node
     greedy: bool
     automaton: Optional[DFA] = None  # the node's minimal DFA, where the node is not one already
-    refused: int = 0
+    refused: "int | tuple[int, ...]" = 0
     parts: tuple["Terminal", ...] = ()
 
     @property
@@ -126,9 +128,8 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         # SQL's forty keywords parsed as regexes cost a Lark compile more than their rules do)
         return Terminal(name, ir.concat(*(ir.Chars(case_fold(((ord(c), ord(c)),))) for c in pattern.value)), False)
     regex = pattern.to_regexp()
-    if ("(?!" in regex or "(?=" in regex) and not _is_lazy(regex):
-        groups = end_guards(regex, _widths, lambda part: _ascii_members(name, part, limits))
-        guarded = None if groups is None else _guarded(name, regex, groups, limits)
+    if _MAY_LOOK_AHEAD.search(regex) and not _is_lazy(regex):
+        guarded = _end_refusing(name, regex, limits)
         if guarded is not None:
             return guarded
     language, dfa = _regex_automaton(name, regex, limits)
@@ -147,6 +148,40 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     if language is not None and nfa_states(language) <= 2 * dfa.n_states + 16:
         return Terminal(name, language, continues, dfa)
     return Terminal(name, ir.Embedded(dfa), continues)
+
+
+_MAY_LOOK_AHEAD = re.compile(r"\(\?[!=]|\\[bB]|\$")  # (a lookahead, a word boundary, an end anchor)
+
+
+def _end_refusing(name: str, regex: str, limits: Limits) -> Optional[Terminal]:
+    """The terminal whose assertions read the text after its match (its end lookaheads, `\\b`
+    or `$` at its end...): a greedy rule whose ends refuse bytes next; None where they read
+    nothing past it, or too far (end_window.py)."""
+    groups = None
+    if "(?!" in regex or "(?=" in regex:
+        groups = end_guards(regex, _widths, lambda part: _ascii_members(name, part, limits))
+    if groups is not None and all(_reach("(?u)" + part) == 0 for part, _ in groups):  # (the quick way)
+        guarded = _guarded(name, regex, groups, limits)
+        if guarded is not None:
+            return guarded
+    try:
+        found = windowed("(?u)" + regex, limits)
+    except UnsupportedRegexError as exc:
+        raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
+    except GrammarError as exc:
+        raise GrammarError(f"terminal {name}: {exc}") from None
+    if found is None:
+        return None
+    dfa, refused = found
+    _refuse_empty(name, regex, dfa)
+    return Terminal(name, ir.Embedded(dfa), True, refused=refused)
+
+
+def _reach(regex: str) -> Optional[int]:
+    try:
+        return reach_past_end(regex)
+    except GrammarError:
+        return None
 
 
 def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limits) -> Optional[Terminal]:
