@@ -22,6 +22,7 @@ import uuid
 import weakref
 from typing import TYPE_CHECKING, Optional
 
+from .automata.rule_set_codec import FORMAT as RULES_FORMAT
 from .cache import DiskCache, cache_key
 from .index.warm_codec import FORMAT, decode_warm_into, encode_warm, learned
 from .index.warm_merge import merge_tables
@@ -42,7 +43,9 @@ class WarmStore:
 
     def __init__(self, disk: DiskCache, grammar_key: str, automaton: StackTokenAutomaton, limits: Limits) -> None:
         self.disk = disk
-        self.key = cache_key("warm", grammar_key, FORMAT)
+        # (the rule set's record format too: tables learned under older rules' meaning, say
+        # end refusals read per rule before they were per state, must not meet newer rules)
+        self.key = cache_key("warm", grammar_key, FORMAT, RULES_FORMAT)
         self.automaton = automaton
         self.limits = limits
         self.known: set[str] = set()  # the writes (their ids) whose tables this one holds
