@@ -86,6 +86,30 @@ def _widths(node: object) -> tuple[int, Optional[int]]:
     return min(lo for lo, _ in parts), None if None in his else max(his)  # type: ignore[type-var]
 
 
+def _decisive(node: object) -> Optional[int]:
+    """The most characters a lookahead body without assertions reads before it is decided: the
+    longest of its matches no shorter match is a prefix of (a trailing `x+` counts once, a
+    trailing `x*` not at all); None where that is unbounded."""
+    if isinstance(node, (ir.Chars, ir.Embedded, Anchor, Look)):
+        return _widths(node)[1]
+    kind = node[0]  # type: ignore[index]
+    if kind == "rep":
+        item, lo = node[1], node[2]  # type: ignore[index]
+        if lo == 0:
+            return 0
+        first, last = _widths(item)[1], _decisive(item)
+        return None if first is None or last is None else (lo - 1) * first + last
+    items = node[1]  # type: ignore[index]
+    if kind == "alt":
+        found = [_decisive(item) for item in items]
+        return None if None in found else max(found, default=0)  # type: ignore[type-var]
+    if not items:
+        return 0
+    head = [_widths(item)[1] for item in items[:-1]]
+    last = _decisive(items[-1])
+    return None if None in head or last is None else sum(head) + last  # type: ignore[arg-type]
+
+
 def _past(node: object, after: int) -> Optional[int]:
     """How far past the match's end the assertions of `node` may read, where at least `after`
     characters of the match follow it (_NONE: no assertion; None: unbounded or not known)."""
@@ -97,7 +121,8 @@ def _past(node: object, after: int) -> Optional[int]:
         inner = _past(node.body, 0)
         if node.kind in ("<=", "<!"):
             return -after if inner == _NONE else None
-        most = _widths(node.body)[1]
+        # (without assertions inside, the body's shortest matches decide: `(?!a+)` reads one)
+        most = _decisive(node.body) if inner == _NONE else _widths(node.body)[1]
         if inner is None or most is None:
             return None
         return most + max(inner, 0) - after

@@ -78,7 +78,8 @@ class ExitFilter:
                 continue
             if refused not in rows:
                 if len(rows) == MAX_REFUSAL_ROWS:
-                    raise GrammarError(f"rule {self.rules.names[rep]!r}: over {MAX_REFUSAL_ROWS} sets of bytes refused after its end")
+                    name = self.rules.names[rep]
+                    raise GrammarError(f"rule {name!r}: over {MAX_REFUSAL_ROWS} sets of bytes refused after its end")
                 rows[refused] = len(rows)
             kinds[q] = IF_UNREAD_ALLOWED + rows[refused]
         follow = np.zeros((1 + len(rows), 256), dtype=np.bool_)

@@ -25,7 +25,9 @@ from constrain.limits import Limits
     (r"(?:x(?!y)z)+", 0),
     (r"a\b", 1), (r"a\B", 1), (r"a$", 1), (r"^a", 0),
     (r"a(?<!b)", 0), (r"a(?<=a)", 0),
-    (r"a(?!b*)", None),  # unbounded
+    (r"a(?!b*)", 0),  # (b* matches nothing: decided at once)
+    (r"a(?!b+)", 1), (r"a(?!b{2,})", 2), (r"a(?!(?:b|cd)+)", 2), (r"a(?!(?:bc?){2,})", 3),  # the shortest decide
+    (r"a(?!(?:bc)+d)", None),  # unbounded
     (r"(?!(if|in)(?!\w))[a-z]+", 2),  # a keyword exclusion: the keyword (2) and \w after it (1), less [a-z]
     (r"a(?!b(?!c))", 2),
     (r"(?:a|b(?!cd))e?", 2),
@@ -42,6 +44,7 @@ REGEXES = [
     r"c(?!de)",  # two characters
     r"(?:a|b(?!cd))c?",
     r"a(?!b)(?=[bc]|$)",
+    r":(?!a+)|\d?[ab](?!.)",  # (a+ decides at its first a)
 ]
 ALPHABET = "abcdexys;${ é"
 
@@ -98,6 +101,6 @@ def test_characters_beyond_ascii_are_refused_by_their_first_byte_where_one_is():
     assert all(refused[1] >> b & 1 for b in [*range(0x80), *range(0xC2, 0xF5)])
 
 
-@pytest.mark.parametrize("regex", [r"ab", r"a(?!b)c", r"a(?!bcde)", r"a(?!b*)"])
+@pytest.mark.parametrize("regex", [r"ab", r"a(?!b)c", r"a(?!bcde)", r"a(?!(?:bc)+d)"])
 def test_nothing_to_do_or_too_far(regex):
     assert windowed("(?u)" + regex, Limits()) is None

@@ -102,6 +102,13 @@ def test_groups_that_start_alike_are_one_terminal_whose_ends_refuse_per_state():
     assert one.greedy and one.refused == _bits("=>") and not one.parts
 
 
+def test_branches_still_refuse_what_they_end_in_where_another_reads_too_far():
+    """`(?!(?:ab)+c)` reads past the end without bound (no window: read within the terminal);
+    the other branch's one-character end lookahead is enforced all the same."""
+    split = lower_terminal("T", _Pattern(r":(?!(?:ab)+c)|[ab](?!\.)"), Limits())
+    assert [(p.greedy, p.refused) for p in split.parts] == [(False, 0), (True, _bits("."))]
+
+
 class _Pattern:
     """Lark's PatternRE as lower_terminal reads it."""
 
@@ -166,9 +173,10 @@ def _we_accept(grammar, text: str) -> bool:
 
 
 def test_terminals_whose_assertions_read_past_their_end_agree_with_lark(windowed_grammar, windowed_lark):
-    """Branches that start alike (A; F, whose two ends refuse different bytes), `\\b` (W), a lookahead in a repeat (R), `$` (E): as Lark
-    reads them. A lookahead of two characters (C) and a character a greedy terminal reads only
-    where a lookahead lets it (S before `${`) refuse more than Lark does, never less."""
+    """Branches that start alike (A; F, whose two ends refuse different bytes), `\\b` (W), a
+    lookahead in a repeat (R), `$` (E): as Lark reads them. A lookahead of two characters (C)
+    and a character a greedy terminal reads only where a lookahead lets it (S before `${`)
+    refuse more than Lark does, never less."""
     both = ["a", "abc", "abcb", "gh", "gh;x", "x", "xx", "c", "e", "x;e", "s$", "s$x", "s$;s", "ss$a", "a;c;e",
             "fi", "fhg", "f;fh"]
     neither = ["ab", "gh1", "xy", "xxy", "cde", "cdd", "e;e", "s${", "ac;e;a", "fg", "fhi"]

@@ -160,21 +160,23 @@ def _end_refusing(name: str, regex: str, limits: Limits) -> Optional[Terminal]:
     groups = None
     if "(?!" in regex or "(?=" in regex:
         groups = end_guards(regex, _widths, lambda part: _ascii_members(name, part, limits))
-    if groups is not None and all(_reach("(?u)" + part) == 0 for part, _ in groups):  # (the quick way)
-        guarded = _guarded(name, regex, groups, limits)
-        if guarded is not None:
-            return guarded
+    exact = groups is not None and all(_reach("(?u)" + part) == 0 for part, _ in groups)
+    guarded = _guarded(name, regex, groups, limits) if exact else None  # (the quick way)
+    if guarded is not None:
+        return guarded
     try:
         found = windowed("(?u)" + regex, limits)
     except UnsupportedRegexError as exc:
         raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
     except GrammarError as exc:
         raise GrammarError(f"terminal {name}: {exc}") from None
-    if found is None:
-        return None
-    dfa, refused = found
-    _refuse_empty(name, regex, dfa)
-    return Terminal(name, ir.Embedded(dfa), True, refused=refused)
+    if found is not None:
+        dfa, refused = found
+        _refuse_empty(name, regex, dfa)
+        return Terminal(name, ir.Embedded(dfa), True, refused=refused)
+    # (assertions that read further or without bound: the end lookaheads end_guard.py reads
+    # are still enforced; the others read within the terminal's own text)
+    return _guarded(name, regex, groups, limits) if groups is not None and not exact else None
 
 
 def _reach(regex: str) -> Optional[int]:
