@@ -41,7 +41,7 @@ _NONE = -(1 << 30)  # reach_past_end of a subtree without assertions
 
 def reach_past_end(pattern: str) -> Optional[int]:
     """How many characters past the end of a match the pattern's assertions may read (at
-    most; 0 or less: none); None where that is unbounded or not known."""
+    most; 0: none); None where that is unbounded or not known."""
     found = _past(parse_tree(pattern), 0)
     return None if found is None else max(found, 0)
 
