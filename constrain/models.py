@@ -159,12 +159,10 @@ def _gguf_bar(shown: bool) -> Iterator[None]:
     """transformers draws its GGUF conversion's bar with tqdm itself (not through its logging's
     switch, which disable_progress_bar turns off): where bars are not shown, that module's tqdm
     is given disable=True for the load, then restored."""
-    module = None
-    if not shown:
-        try:
-            module = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
-        except ImportError:
-            module = None
+    try:
+        module = None if shown else importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    except ImportError:
+        module = None
     bar = getattr(module, "tqdm", None)
     if bar is None:
         yield

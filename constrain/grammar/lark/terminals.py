@@ -190,9 +190,9 @@ def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limit
     """The terminal whose branches' ends refuse bytes (end_guard.py): one greedy rule where all
     refuse the same, else an alternation of one part per group; None where two groups can start
     with the same byte (their ends would not be the whole regex's longest match)."""
-    whole = _regex_automaton(name, "|".join(f"(?:{part})" for part, _ in groups), limits)[1]
-    _refuse_empty(name, regex, whole)
     if len(groups) == 1:
+        whole = _regex_automaton(name, groups[0][0], limits)[1]
+        _refuse_empty(name, regex, whole)
         return Terminal(name, ir.Embedded(whole), True, refused=groups[0][1])
     parts = []
     for k, (part_regex, refused) in enumerate(groups):
@@ -201,7 +201,9 @@ def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limit
         parts.append(Terminal(f"{name}#{k}", ir.Embedded(dfa), greedy, refused=refused))
     starts = [first_bytes(part) for part in parts]
     if any(a & b for k, a in enumerate(starts) for b in starts[k + 1 :]):
-        return None
+        return None  # (before the union's DFA: the caller goes on to end_window.py)
+    whole = _regex_automaton(name, "|".join(f"(?:{part})" for part, _ in groups), limits)[1]
+    _refuse_empty(name, regex, whole)
     uses = [ir.RuleRef(part.name) if part.greedy else part.node for part in parts]
     return Terminal(name, ir.alt(*uses), False, whole, parts=tuple(parts))
 
