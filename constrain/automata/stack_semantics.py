@@ -69,7 +69,11 @@ class StackSemantics:
         """The bytes a greedy rule r's return in state q may not be followed by, one bit each:
         those it reads in q (it ends only where it cannot read on) and those its end refuses
         (a Lark terminal's end lookahead, grammar/lark/end_guard.py)."""
-        return (self.read_bits(r, q) | self.rules.refused_at(r, q)) & ALL_BYTES
+        return self._after_end(r, q) & ALL_BYTES
+
+    def _after_end(self, r: int, q: int) -> int:
+        """What return_refusals says, with END_OF_TEXT where greedy rule r's end in q refuses it."""
+        return self.read_bits(r, q) | self.rules.refused_at(r, q)
 
     def closure(self, stack: tuple) -> tuple[frozenset, bool, Optional[tuple[frozenset, int]]]:
         """(stacks reachable without reading a byte by calls and returns, whether one of the
@@ -95,7 +99,7 @@ class StackSemantics:
         (one bit each), which what its return reaches may not read first; else 0."""
         r, q, parent, _ = stack
         if self._greedy is not None and self._greedy[r] and parent is not None and self.rules.rule(r).dfa.accepting[q]:
-            return self.read_bits(r, q) | self.rules.refused_at(r, q)  # (END_OF_TEXT included)
+            return self._after_end(r, q)
         return 0
 
     def _close(self, stack: tuple) -> tuple[frozenset, bool, None]:
