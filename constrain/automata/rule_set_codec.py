@@ -2,10 +2,11 @@
 
 A Lark compile spends most of its time before any automaton exists (SQL: Lark's own loader and
 the terminals' regexes, ~60 of ~70 ms), and the rules it ends with are the same for the same
-text. Kept: rule names, greedy flags, the bytes greedy rules' ends refuse (end lookaheads), the
-start rule, each rule's IR as a table of nodes (a subtree shared in memory is written once and
-shared again when read: Embedded nodes compare by identity, so rules with equal IR must stay
-equal), and every DFA built by then (rules' and Embedded nodes'). Rules not built yet are built on first use after loading, as before. Reading
+text. Kept: rule names (CHECK rules included: return_checks.py), greedy flags, the bytes
+greedy rules' ends refuse (end lookaheads), the start rule, each rule's IR as a table of nodes
+(a subtree shared in memory is written once and shared again when read: Embedded nodes compare
+by identity, so rules with equal IR must stay equal), and every DFA built by then (rules' and
+Embedded nodes'). Rules not built yet are built on first use after loading, as before. Reading
 runs no code: JSON and arrays only; anything malformed raises ValueError.
 """
 
@@ -20,7 +21,7 @@ from . import ir
 from .dfa import DFA
 from .rules import RuleSet
 
-FORMAT = 3
+FORMAT = 4  # (4: return_checks)
 
 
 def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -35,6 +36,7 @@ def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarra
         "greedy": [n for n, g in zip(rules.names, rules.greedy) if g],
         "refused": {n: _hex(bits) for n, bits in zip(rules.names, rules.refused) if bits},
         "start": rules.start,
+        "return_checks": rules.return_checks,
         "nodes": encoder.table,
         "roots": roots,
         "built": built,
@@ -69,7 +71,8 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
             raise ValueError("one IR root per rule expected")
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
         refused = {str(n): _unhex(bits) for n, bits in header["refused"].items()}
-        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused)
+        checks = bool(header["return_checks"])
+        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused, checks)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed rule set record: {type(exc).__name__}: {exc}") from None
 

@@ -26,6 +26,7 @@ from .dfa import DFA, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
 from .refusals import END_OF_TEXT, byte_row, check_refused, refusals  # noqa: F401 (END_OF_TEXT: read from here)
+from .return_checks import with_check_rules
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 from .word_graph import word_graph_dfa, word_graph_fits
 
@@ -50,8 +51,16 @@ class RuleSet:
     def __init__(
         self, names: tuple[str, ...], nodes: tuple[ir.Node, ...], start: int, limits: Limits,
         greedy: Collection[str] = (), built: Optional[Mapping[int, DFA]] = None,
-        refused: Optional[Mapping[str, int]] = None,
+        refused: Optional[Mapping[str, int]] = None, return_checks: bool = False,
     ) -> None:
+        """`return_checks`: greedy rules may return before a byte they read on condition of the
+        byte after it (return_checks.py); the CHECK rules this needs are appended to the rules
+        (those `names` holds already, as a decoded rule set does, are reused)."""
+        checks: tuple[dict[int, dict[int, int]], ...] = ({},) * len(names)  # (shared, never written)
+        if return_checks:
+            names, nodes, greedy, refused, checks = with_check_rules(names, nodes, greedy, refused or {})
+        self.return_checks = return_checks
+        self.checks = checks  # per rule: {accepting state: {byte it reads: the CHECK its return before it pushes}}
         ids = {name: k for k, name in enumerate(names)}
         self.names = names
         # Greedy rules (a Lark terminal's longest match): see StackSemantics.
@@ -78,6 +87,12 @@ class RuleSet:
         self.dfas: Sequence[DFA] = _View(self, 0)
         self.calls: Sequence[tuple] = _View(self, 1)
         self.exits: Sequence[np.ndarray] = _View(self, 2)
+
+    def check_after(self, r: int, q: int, byte: int) -> int:
+        """The CHECK rule that greedy rule r's return in state q before `byte` (which q reads)
+        pushes, or -1 where it may not return there (return_checks.py)."""
+        at = self.checks[r].get(q)
+        return -1 if at is None else at.get(byte, -1)
 
     def refused_at(self, r: int, q: int) -> int:
         """The bytes (and END_OF_TEXT) greedy rule r's return in state q may not be followed by
@@ -182,6 +197,8 @@ class RuleSet:
             ends = callee.table[accepting][:, callee.byte_classes] >= 0
             refused = np.array([byte_row(self.refused_at(k, int(q))) for q in accepting]).reshape(ends.shape)
             out = (~ends & ~refused).any(axis=0)
+            for by_byte in self.checks[k].values():
+                out[list(by_byte)] = True  # (returns before a byte it reads, checked after it)
         self._followable[k] = out
         return out
 
@@ -283,13 +300,13 @@ def _member_of_deferred_keys(node: ir.Node, max_states: int) -> bool:
 
 def compile_rules(
     rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits(), greedy: Collection[str] = (),
-    refused: Optional[Mapping[str, int]] = None,
+    refused: Optional[Mapping[str, int]] = None, return_checks: bool = False,
 ) -> RuleSet:
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     `greedy` names rules that return only where they cannot read the next byte (see
     StackSemantics); they call no rule and never derive the empty string. `refused`: per greedy
     rule, the bytes (one bit each) its return may not be followed by besides those, and
-    END_OF_TEXT where the text may not end after it.
+    END_OF_TEXT where the text may not end after it. `return_checks`: see RuleSet.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
     rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
     rule over max_nfa_states (or, for large rules, max_dfa_states). The DFAs of the other rules
@@ -332,7 +349,7 @@ def compile_rules(
     _check_no_left_recursion(names, nodes, productive, nullable)
     # (a DFA _meet_limits made is kept where no call of a rule that derives nothing was removed)
     built = {k: made[name] for k, name in enumerate(names) if name in made and nodes[k] is rules[name]}
-    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy), built, refused)
+    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy), built, refused, return_checks)
 
 
 def _call_edges(dfa: DFA, targets: tuple[int, ...]) -> tuple:

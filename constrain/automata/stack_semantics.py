@@ -13,6 +13,13 @@ through all the frames below it, and stepping each closure alone costs O(n^2) a 
 stack's closure is its *own level* (what it reaches without popping to its parent) plus, where
 that level pops, its parent's closure; `step` unions own levels down each parent chain and
 stops at a parent whose closure is in already (they share tails): O(n) a byte.
+
+Where the rule set has return checks (return_checks.py), a greedy top may also return before a
+byte it reads, on condition of the byte after it: the tops its return reaches read that byte
+and a CHECK frame goes on each new stack. A CHECK frame is greedy and reads nothing, so the
+greedy frame below it restricts too: a closure's restriction is a tuple of *layers*, one per
+greedy return, each (the tops it reaches, the bytes they may not read first, the bytes they
+may read on condition: {byte: CHECK rule}).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ class StackSemantics:
         self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
         self._bits: dict[tuple[int, int], int] = {}
         self._greedy = getattr(rules, "greedy", None) if getattr(rules, "any_greedy", False) else None
+        self._checks = bool(getattr(rules, "return_checks", False))
 
     def tables(self, r: int) -> tuple[list[list[int]], list[int]]:
         """Rule r's table and byte classes as lists (fast single steps), made on first use."""
@@ -75,18 +83,20 @@ class StackSemantics:
         """What return_refusals says, with END_OF_TEXT where greedy rule r's end in q refuses it."""
         return self.read_bits(r, q) | self.rules.refused_at(r, q)
 
-    def closure(self, stack: tuple) -> tuple[frozenset, bool, Optional[tuple[frozenset, int]]]:
+    def closure(self, stack: tuple) -> tuple[frozenset, bool, Optional[tuple]]:
         """(stacks reachable without reading a byte by calls and returns, whether one of the
         returns empties the stack: the text so far is complete, the *restriction*). The
-        restriction, for a stack whose closure pops a greedy top that can read on: (the tops
-        reached by that return, the bytes they may not read first, one bit each); else None."""
+        restriction, for a stack whose closure pops a greedy top that can read on: its layers
+        (see above), the top's first; else None."""
         hit = self._closure.get(stack)
         if hit is not None:
             return hit
         reads = self._greedy_return(stack)
         if reads:
-            below, complete, _ = self.closure(stack[2])
-            result = (below | {stack}, complete and not reads & END_OF_TEXT, (below, reads))
+            below, complete, deeper = self.closure(stack[2])
+            r, q = stack[0], stack[1]
+            layer = (below, reads, self.rules.checks[r].get(q) if self._checks else None)
+            result = (below | {stack}, complete and not reads & END_OF_TEXT, (layer, *(deeper or ())))
         else:
             result = self._close(stack)
         if len(self._closure) >= MAX_MEMO:
@@ -170,7 +180,8 @@ class StackSemantics:
         bit = 1 << byte
         if len(stacks) == 1:  # (one stack, most texts: its memoized closure, no union to build)
             return self._step_one(next(iter(stacks)), byte, bit)
-        tops: set[tuple] = set().union(*(level[0] for level in self._levels_of(stacks, bit)))
+        held: Optional[list] = [] if self._checks else None
+        tops: set[tuple] = set().union(*(level[0] for level in self._levels_of(stacks, bit, held)))
         nxt = set()
         for top in tops:
             r, q, parent, depth = top
@@ -178,6 +189,10 @@ class StackSemantics:
             t = rows[q][classes[byte]]
             if t >= 0:
                 nxt.add((r, t, parent, depth))
+        for s in held or ():  # greedy tops held before the byte: those that return on condition
+            check = self.rules.check_after(s[0], s[1], byte)
+            if check >= 0:
+                nxt.update((check, 0, after, after[3] + 1) for after in self._step_one(s[2], byte, bit))
         if len(nxt) > self.max_stacks:
             raise LimitExceededError(
                 "readings of the text at one position (an ambiguous grammar's stacks)", self.max_stacks,
@@ -187,16 +202,32 @@ class StackSemantics:
 
     def _step_one(self, stack: tuple, byte: int, bit: int) -> frozenset:
         nxt = set()
-        tops, _, limit = self.closure(stack)
+        tops, _, layers = self.closure(stack)
         for top in tops:
-            if limit is not None and limit[1] & bit and top in limit[0]:
-                continue
+            check = -1
+            if layers is not None:
+                check = self._layers_allow(layers, top, byte, bit)
+                if check == -2:
+                    continue
             r, q, parent, depth = top
             rows, classes = self.tables(r)
             t = rows[q][classes[byte]]
             if t >= 0:
-                nxt.add((r, t, parent, depth))
+                nxt.add((r, t, parent, depth) if check < 0 else (check, 0, (r, t, parent, depth), depth + 1))
         return frozenset(nxt)
+
+    @staticmethod
+    def _layers_allow(layers: tuple, top: tuple, byte: int, bit: int) -> int:
+        """May `top` read `byte` first under a closure's restriction: -2 no, -1 yes, else yes
+        with that CHECK rule's frame pushed after it (a conditional return)."""
+        check = -1
+        for tops, refused, conditional in layers:
+            if refused & bit and top in tops:
+                found = conditional.get(byte) if conditional else None
+                if found is None:
+                    return -2
+                check = found
+        return check
 
     def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:
         for b in data:
@@ -217,11 +248,12 @@ class StackSemantics:
             return {b for b in range(256) if bits >> b & 1}
         out: set[int] = set()
         for s in stacks:
-            tops, _, limit = self.closure(s)
+            tops, _, layers = self.closure(s)
             for top in tops:
                 bits = self.read_bits(top[0], top[1])
-                if limit is not None and top in limit[0]:
-                    bits &= ~limit[1]
+                for below, refused, conditional in layers or ():
+                    if top in below:
+                        bits &= ~refused | sum(1 << b for b in conditional or ())
                 out.update(b for b in range(256) if bits >> b & 1)
         return out
 
@@ -235,16 +267,21 @@ class StackSemantics:
                 out |= self.read_bits(r, q)
         return out
 
-    def _levels_of(self, stacks: frozenset, bit: int = 0) -> Iterator[tuple[frozenset, bool, int, bool]]:
+    def _levels_of(self, stacks: frozenset, bit: int = 0, held: Optional[list] = None) -> Iterator[tuple[frozenset, bool, int, bool]]:
         """The own levels the stacks' closures are made of, each parent's once (by id: frames
         outlive the walk); a greedy top's return is not followed before a byte of `bit` it
-        reads or refuses (END_OF_TEXT: the end, which a positive end lookahead refuses)."""
+        reads or refuses (END_OF_TEXT: the end, which a positive end lookahead refuses). Such
+        tops are appended to `held` (their return may be conditional: see step)."""
         done: set[int] = set()
         for s in stacks:
             while True:
                 level = self.own_level(s)
                 yield level
-                if not level[1] or level[2] & bit:
+                if not level[1]:
+                    break
+                if level[2] & bit:
+                    if held is not None:
+                        held.append(s)
                     break
                 s = s[2]
                 if id(s) in done:

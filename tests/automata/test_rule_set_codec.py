@@ -103,6 +103,17 @@ def test_the_bytes_terminal_ends_refuse_round_trip():
     _assert_same(per_state, _round_trip(per_state))
 
 
+def test_return_checks_and_their_rules_round_trip():
+    """CHECK rules (return_checks.py) are stored as rules and reused by name, not made again."""
+    lowered = lark_rules('start: NUMBER ("." NAME)*\nNUMBER: /[0-9]+(\\.[0-9]+)?/\nNAME: /[a-z]+/')
+    rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy, lowered.refused, return_checks=True)
+    assert rules.n_rules == len(lowered.rules) + 1 and any(rules.checks)
+    back = _round_trip(rules)
+    _assert_same(rules, back)
+    assert back.return_checks and back.checks == rules.checks
+    assert not _round_trip(_lark_rule_set("json")).return_checks
+
+
 def test_embedded_dfas_shared_in_memory_stay_shared():
     """Embedded nodes compare by identity: rules that shared one must still have equal IR (so
     that they share one DFA), and rules with distinct ones must not."""

@@ -6,7 +6,7 @@ import pytest
 
 from constrain import GrammarError
 from constrain.automata import ir
-from constrain.automata.rules import compile_rules
+from constrain.automata.rules import _rule_dfa, compile_rules
 from constrain.automata.stack_semantics import StackSemantics
 
 LETTERS = ir.chars([(ord("a"), ord("z"))])
@@ -61,16 +61,23 @@ def test_greedy_rules_must_be_leaves_that_read_something():
 
 
 def _reference_step(sem: StackSemantics, stacks, byte: int) -> frozenset:
-    """A byte step over each stack's whole closure (what `step` computes from own levels)."""
+    """A byte step over each stack's whole closure (what `step` computes from own levels): a
+    top reads unless a restriction layer it is under refuses the byte; a layer that allows it
+    on condition pushes its CHECK frame after it."""
     out = set()
     for s in stacks:
-        tops, _, limit = sem.closure(s)
+        tops, _, layers = sem.closure(s)
         for r, q, parent, depth in tops:
-            if limit is not None and limit[1] >> byte & 1 and (r, q, parent, depth) in limit[0]:
+            checks = [
+                (conditional or {}).get(byte) for below, refused, conditional in layers or ()
+                if refused >> byte & 1 and (r, q, parent, depth) in below
+            ]
+            if None in checks:
                 continue
             t = sem.rules.rule(r).dfa.table[q, sem.rules.rule(r).dfa.byte_classes[byte]]
             if t >= 0:
-                out.add((r, int(t), parent, depth))
+                after = (r, int(t), parent, depth)
+                out.add((checks[-1], 0, after, depth + 1) if checks else after)
     return frozenset(out)
 
 
@@ -93,12 +100,29 @@ JUXTAPOSED = {  # expr: atom expr*, atom: NAME | DIGITS | "(" expr ")": "a1b" ne
 }
 
 
+def _embedded(node: ir.Node) -> ir.Embedded:
+    return ir.Embedded(_rule_dfa(node, 10_000, 10_000, 10.0)[0])
+
+
+DIGITS = ir.repeat(ir.chars([(ord("0"), ord("9"))]), 1, None)
+DOTTED = {  # expr: (NAME | NUMBER | "(" expr ")") (("+" | ".") expr)*: after a NUMBER's digits,
+    "start": ir.concat(ir.RuleRef("expr"), ir.repeat(ir.literal(" "), 0, None)),  # "." ends it
+    "expr": ir.concat(  # only where no digit follows (a return on condition: return_checks.py)
+        ir.alt(ir.RuleRef("NAME"), ir.RuleRef("NUMBER"), ir.concat(ir.literal("("), ir.RuleRef("expr"), ir.literal(")"))),
+        ir.repeat(ir.concat(ir.alt(ir.literal("+"), ir.literal(".")), ir.RuleRef("expr")), 0, None),
+    ),
+    "NAME": ir.repeat(LETTERS, 1, None),
+    "NUMBER": _embedded(ir.concat(DIGITS, ir.repeat(ir.concat(ir.literal("."), DIGITS), 0, 1))),
+}  # (return checks need a greedy rule's DFA at hand, as a Lark terminal's is)
+
+
 @pytest.mark.parametrize("grammar,greedy", [
-    (AMBIGUOUS, ()), (AMBIGUOUS, ("NAME",)), (JUXTAPOSED, ("NAME", "DIGITS"))])
+    (AMBIGUOUS, ()), (AMBIGUOUS, ("NAME",)), (JUXTAPOSED, ("NAME", "DIGITS")), (DOTTED, ("NAME", "NUMBER"))])
 def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
     import random
 
-    rules = compile_rules(grammar, "start", greedy=greedy)
+    rules = compile_rules(grammar, "start", greedy=greedy, return_checks=grammar is DOTTED)
+    assert any(rules.checks) == (grammar is DOTTED)
     rng = random.Random(7)
     for _ in range(30):
         sem, ref = StackSemantics(rules), StackSemantics(rules)
@@ -109,24 +133,30 @@ def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
             options = sorted(ref.next_bytes(stacks))
             if not options:
                 break
-            b = rng.choice(options + [ord(" "), ord("+")])
+            b = rng.choice(options + [ord(" "), ord("+"), ord(".")])
             expected = _reference_step(ref, stacks, b)
             assert sem.step(stacks, b) == expected
             if not expected:
                 break
             stacks = expected
+    if grammar is DOTTED:
+        for text, complete in ((b"1.a", True), (b"1.5", True), (b"(1.5.a+2).3.b", True), (b"1.5.6", True),
+                               (b"1..2", False), (b"1.", False)):
+            state = sem.advance(sem.initial(), text)
+            assert (state is not None and sem.is_complete(state)) == complete, text
     if grammar is AMBIGUOUS:
         deep = sem.advance(sem.initial(), b"+".join([b"a"] * 60))  # (a stack per nesting depth)
         assert len(deep) >= 59 and sem.is_complete(deep)
 
 
-@pytest.mark.parametrize("grammar,greedy", [(AMBIGUOUS, ("NAME",)), (JUXTAPOSED, ("NAME", "DIGITS"))])
+@pytest.mark.parametrize("grammar,greedy", [
+    (AMBIGUOUS, ("NAME",)), (JUXTAPOSED, ("NAME", "DIGITS")), (DOTTED, ("NAME", "NUMBER"))])
 def test_forgotten_memos_give_the_same_steps(grammar, greedy, monkeypatch):
     import random
 
     import constrain.automata.stack_semantics as stack_semantics
 
-    rules = compile_rules(grammar, "start", greedy=greedy)
+    rules = compile_rules(grammar, "start", greedy=greedy, return_checks=grammar is DOTTED)
 
     def walk(seed: int) -> list:
         rng, sem = random.Random(seed), StackSemantics(rules)
