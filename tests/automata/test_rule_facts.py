@@ -4,7 +4,7 @@ say, and compile_rules builds a rule's DFA only when it is first used."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from constrain import GrammarError, LimitExceededError
@@ -91,6 +91,10 @@ def test_productive_and_nullable_equal_the_dfa_view(rules):
 
 @settings(max_examples=200, deadline=None)
 @given(grammars)
+@example({  # (a call of a rule that derives nothing whose column a byte shares)
+    "r2": ir.alt(ir.literal("bc"), ir.concat(ir.RuleRef("r2"), ir.literal("a")), ir.concat(ir.RuleRef("r2"), ir.RuleRef("r3"))),
+    "r3": ir.Chars(()),
+})
 def test_first_calls_equal_the_trimmed_dfa_view(rules):
     """The calls before any byte, as a rule's DFA shows them once the columns of calls that
     derive nothing are cut and the states only they kept alive are trimmed."""
@@ -101,6 +105,8 @@ def test_first_calls_equal_the_trimmed_dfa_view(rules):
         table = dfa.table.copy()
         dead_cols = {int(dfa.call_classes[k]) for k, c in enumerate(cs) if c not in prod}
         dead_cols -= {int(dfa.call_classes[k]) for k, c in enumerate(cs) if c in prod}
+        dead_cols -= set(dfa.byte_classes.tolist())  # (a column a byte shares keeps its edges: `r3: []` after
+        # `r2` moves as an "a" does there, and cutting it cut the "a" too: found 2026-12-07)
         table[:, sorted(dead_cols)] = -1
         try:
             trimmed = minimize(list(dfa.byte_classes) + list(dfa.call_classes), table, dfa.accepting, len(cs))
