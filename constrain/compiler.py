@@ -154,6 +154,7 @@ class Compiler:
         from .automata.rules import NEAR_START_NFA_STATES, compile_rules
         from .grammar.lark.definitions import imported_files
         from .grammar.lark.dialect import imports_anything, imports_files, read_dialect
+        from .grammar.lark.return_confirm import regex_confirm
         from .grammar.lark.translate import lark_rules
         from .index.stack_index import StackTokenAutomaton
 
@@ -173,7 +174,8 @@ class Compiler:
             specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
             lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials,
                                  files=None if files is None else dict(files))
-            rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy, lowered.refused)
+            rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy, lowered.refused,
+                                     return_checks=True, confirm=regex_confirm(lowered.patterns, lowered.all_patterns))
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             return rule_set
 

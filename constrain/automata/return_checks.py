@@ -22,7 +22,7 @@ read b1, and pushes that frame: at the next byte it returns only where the byte 
 
 from __future__ import annotations
 
-from typing import Callable, Collection, Mapping
+from typing import Callable, Collection, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -34,26 +34,44 @@ ALL_BYTES = (1 << 256) - 1
 CHECK_PREFIX = "\x00check:"  # a CHECK rule's name: this, then its set C in hex (no front end names a rule so)
 
 
-def with_check_rules(
-    names: tuple[str, ...], nodes: tuple[ir.Node, ...], greedy: Collection[str], refused: Mapping[str, "int | tuple"],
-) -> tuple[tuple[str, ...], tuple[ir.Node, ...], frozenset, dict, tuple[dict[int, dict[int, int]], ...]]:
-    """(names, nodes, greedy, refused) with a CHECK rule for each second-byte set some greedy
-    rule's return needs (one named so already is reused), and per rule {q: {b1: CHECK rule}}.
-    Only greedy rules whose DFA is at hand (a Lark terminal's) get checks."""
-    names, nodes = list(names), list(nodes)
-    greedy, refused = set(greedy), dict(refused)
-    ids = {name: k for k, name in enumerate(names)}
-    checks: list[dict[int, dict[int, int]]] = []
-    for r in range(len(names)):
-        name, node = names[r], nodes[r]
+SecondBytes = Mapping[str, Mapping[int, Mapping[int, int]]]  # rule name -> {q: {b1: C}}
+Confirm = Callable[[str, DFA, dict[int, dict[int, int]]], dict[int, dict[int, int]]]
+
+
+def find_checks(names: Sequence[str], nodes: Sequence[ir.Node], greedy: Collection[str], refused: Mapping[str, "int | tuple"],
+                confirm: Optional[Confirm] = None) -> dict[str, dict[int, dict[int, int]]]:
+    """Per greedy rule whose DFA is at hand (a Lark terminal's), its second-byte sets (only
+    rules that have some). `confirm(name, dfa, found)` keeps of them what the rule's own
+    matcher agrees with (a regex engine's: grammar/lark/return_confirm.py)."""
+    out: dict[str, dict[int, dict[int, int]]] = {}
+    for name, node in zip(names, nodes):
         dfa = getattr(node, "dfa", None) if type(node) is ir.Embedded else None
         if name not in greedy or name.startswith(CHECK_PREFIX) or not isinstance(dfa, DFA):
-            checks.append({})
             continue
         bits = refusals(refused.get(name, 0))
         at = (lambda q: bits) if type(bits) is int else bits.__getitem__  # type: ignore[union-attr]
-        found: dict[int, dict[int, int]] = {}
-        for q, by_byte in second_byte_checks(dfa, at).items():
+        found = second_byte_checks(dfa, at)
+        if found and confirm is not None:
+            found = confirm(name, dfa, found)
+        if found:
+            out[name] = found
+    return out
+
+
+def with_check_rules(
+    names: tuple[str, ...], nodes: tuple[ir.Node, ...], greedy: Collection[str], refused: Mapping[str, "int | tuple"],
+    second_bytes: SecondBytes,
+) -> tuple[tuple[str, ...], tuple[ir.Node, ...], frozenset, dict, tuple[dict[int, dict[int, int]], ...]]:
+    """(names, nodes, greedy, refused) with a CHECK rule for each second-byte set of
+    `second_bytes` (find_checks; one named so already is reused), and per rule
+    {q: {b1: CHECK rule}}."""
+    names, nodes = list(names), list(nodes)
+    greedy, refused = set(greedy), dict(refused)
+    ids = {name: k for k, name in enumerate(names)}
+    checks: list[dict[int, dict[int, int]]] = [{} for _ in names]
+    for name, per_state in second_bytes.items():
+        found = checks[ids[name]]
+        for q, by_byte in per_state.items():
             row = found[q] = {}
             for b1, c in by_byte.items():
                 check = CHECK_PREFIX + format(c, "x")
@@ -64,9 +82,8 @@ def with_check_rules(
                     nodes.append(ir.Embedded(_CHECK_DFA))
                     greedy.add(check)
                     refused[check] = (ALL_BYTES | END_OF_TEXT) & ~c
+                    checks.append({})
                 row[b1] = k
-        checks.append(found)
-    checks.extend({} for _ in range(len(checks), len(names)))
     return tuple(names), tuple(nodes), frozenset(greedy), refused, tuple(checks)
 
 
@@ -85,26 +102,40 @@ def second_byte_checks(dfa: DFA, refused_at: Callable[[int], int]) -> dict[int, 
     end in q does not refuse, and whose second-byte set C (one bit per byte, END_OF_TEXT) is not
     empty; states without such bytes are left out. `refused_at(q)`: the bytes (and
     END_OF_TEXT) the rule's end in q refuses next beyond those it reads."""
-    reads = dfa.table[:, dfa.byte_classes] >= 0  # (states, 256)
+    rows = dfa.table[:, dfa.byte_classes]  # (states, 256)
     n = dfa.n_states
-    after: list[int] = []  # per state q1: C, the bytes after which no match goes on from q1
-    for q1 in range(n):
-        unread = _bits(~reads[q1])
-        if dfa.accepting[q1]:
-            after.append(unread & refused_at(q1) & (ALL_BYTES | END_OF_TEXT))
-        else:
-            after.append(unread | END_OF_TEXT)
+    refused = np.zeros((n, 257), dtype=np.bool_)  # per state: the bytes its end refuses, the end last
+    for q in range(n):
+        bits = refused_at(q)
+        if bits:
+            refused[q, :256] = _row(bits)
+            refused[q, 256] = bool(bits & END_OF_TEXT)
+    unread = np.concatenate([rows < 0, np.ones((n, 1), dtype=np.bool_)], axis=1)
+    # per state q1: C as bools, the bytes (and the end) after which no match goes on from q1
+    after = unread & np.where(dfa.accepting[:, None], refused, True)
+    live = after.any(axis=1)
     out: dict[int, dict[int, int]] = {}
+    packed: dict[tuple[int, int], int] = {}  # (q1, b1's successor kind) -> C as bits
     for q in np.flatnonzero(dfa.accepting).tolist():
-        refused = refused_at(q)
-        row = dfa.table[q, dfa.byte_classes]
+        targets = rows[q]
+        candidates = np.flatnonzero((targets >= 0) & ~refused[q, :256])
+        candidates = candidates[live[targets[candidates]]]
         found = {}
-        for b1, q1 in enumerate(row.tolist()):
-            if q1 >= 0 and not refused >> b1 & 1 and after[q1] & _SUCCESSORS[b1]:
-                found[b1] = after[q1] & _SUCCESSORS[b1]
+        for b1, q1 in zip(candidates.tolist(), targets[candidates].tolist()):
+            key = (q1, _KIND[b1])
+            c = packed.get(key)
+            if c is None:
+                row = after[q1] & _SUCCESSOR_ROWS[b1]
+                c = packed[key] = _bits(row[:256]) | (END_OF_TEXT if row[256] else 0)
+            if c:
+                found[b1] = c
         if found:
             out[q] = found
     return out
+
+
+def _row(bits: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer((bits & ALL_BYTES).to_bytes(32, "little"), dtype=np.uint8), bitorder="little").astype(np.bool_)
 
 
 def _successors(b1: int) -> int:
@@ -121,7 +152,8 @@ def _successors(b1: int) -> int:
     return ALL_BYTES | END_OF_TEXT
 
 
-_SUCCESSORS = tuple(_successors(b) for b in range(256))
+_KIND = tuple(0 if b < 0x80 else 1 if b < 0xC2 or b > 0xF4 else b for b in range(256))  # (what _successors depends on)
+_SUCCESSOR_ROWS = np.array([np.append(_row(s), bool(s & END_OF_TEXT)) for s in map(_successors, range(256))])
 
 
 def _bits(row: np.ndarray) -> int:

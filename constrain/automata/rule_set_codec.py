@@ -21,7 +21,7 @@ from . import ir
 from .dfa import DFA
 from .rules import RuleSet
 
-FORMAT = 4  # (4: return_checks)
+FORMAT = 4  # (4: second_bytes, return_checks.py)
 
 
 def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -36,7 +36,10 @@ def encode_rule_set(rules: RuleSet) -> tuple[dict[str, Any], dict[str, np.ndarra
         "greedy": [n for n, g in zip(rules.names, rules.greedy) if g],
         "refused": {n: _hex(bits) for n, bits in zip(rules.names, rules.refused) if bits},
         "start": rules.start,
-        "return_checks": rules.return_checks,
+        "second_bytes": None if rules.second_bytes is None else {
+            name: {str(q): {str(b1): format(c, "x") for b1, c in by_byte.items()} for q, by_byte in per_state.items()}
+            for name, per_state in rules.second_bytes.items()
+        },
         "nodes": encoder.table,
         "roots": roots,
         "built": built,
@@ -71,8 +74,11 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
             raise ValueError("one IR root per rule expected")
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
         refused = {str(n): _unhex(bits) for n, bits in header["refused"].items()}
-        checks = bool(header["return_checks"])
-        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused, checks)
+        second = header["second_bytes"]
+        if second is not None:
+            second = {str(name): {int(q): {int(b1): int(c, 16) for b1, c in by_byte.items()} for q, by_byte in per_state.items()}
+                      for name, per_state in second.items()}
+        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused, second)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed rule set record: {type(exc).__name__}: {exc}") from None
 

@@ -26,7 +26,7 @@ from .dfa import DFA, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
 from .refusals import END_OF_TEXT, byte_row, check_refused, refusals  # noqa: F401 (END_OF_TEXT: read from here)
-from .return_checks import with_check_rules
+from .return_checks import Confirm, SecondBytes, find_checks, with_check_rules
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 from .word_graph import word_graph_dfa, word_graph_fits
 
@@ -51,15 +51,15 @@ class RuleSet:
     def __init__(
         self, names: tuple[str, ...], nodes: tuple[ir.Node, ...], start: int, limits: Limits,
         greedy: Collection[str] = (), built: Optional[Mapping[int, DFA]] = None,
-        refused: Optional[Mapping[str, int]] = None, return_checks: bool = False,
+        refused: Optional[Mapping[str, int]] = None, second_bytes: Optional[SecondBytes] = None,
     ) -> None:
-        """`return_checks`: greedy rules may return before a byte they read on condition of the
-        byte after it (return_checks.py); the CHECK rules this needs are appended to the rules
-        (those `names` holds already, as a decoded rule set does, are reused)."""
+        """`second_bytes` (return_checks.find_checks; None: none looked for): the CHECK rules
+        they need are appended to the rules (those `names` holds already are reused)."""
         checks: tuple[dict[int, dict[int, int]], ...] = ({},) * len(names)  # (shared, never written)
-        if return_checks:
-            names, nodes, greedy, refused, checks = with_check_rules(names, nodes, greedy, refused or {})
-        self.return_checks = return_checks
+        if second_bytes is not None:
+            names, nodes, greedy, refused, checks = with_check_rules(names, nodes, greedy, refused or {}, second_bytes)
+        self.return_checks = second_bytes is not None
+        self.second_bytes = second_bytes
         self.checks = checks  # per rule: {accepting state: {byte it reads: the CHECK its return before it pushes}}
         ids = {name: k for k, name in enumerate(names)}
         self.names = names
@@ -300,13 +300,14 @@ def _member_of_deferred_keys(node: ir.Node, max_states: int) -> bool:
 
 def compile_rules(
     rules: Mapping[str, ir.Node], start: str, limits: Limits = Limits(), greedy: Collection[str] = (),
-    refused: Optional[Mapping[str, int]] = None, return_checks: bool = False,
+    refused: Optional[Mapping[str, int]] = None, return_checks: bool = False, confirm: Optional[Confirm] = None,
 ) -> RuleSet:
     """The RuleSet of `rules` (name -> IR, RuleRefs naming other rules) started at `start`.
     `greedy` names rules that return only where they cannot read the next byte (see
     StackSemantics); they call no rule and never derive the empty string. `refused`: per greedy
     rule, the bytes (one bit each) its return may not be followed by besides those, and
-    END_OF_TEXT where the text may not end after it. `return_checks`: see RuleSet.
+    END_OF_TEXT where the text may not end after it. `return_checks`: greedy rules may return
+    on condition of the byte after the next one (return_checks.py), as `confirm` agrees.
     Raises GrammarError for an unknown rule, a start rule that derives nothing (listing the
     rules that derive nothing in `empty_rules`) and left recursion; LimitExceededError for a
     rule over max_nfa_states (or, for large rules, max_dfa_states). The DFAs of the other rules
@@ -349,7 +350,8 @@ def compile_rules(
     _check_no_left_recursion(names, nodes, productive, nullable)
     # (a DFA _meet_limits made is kept where no call of a rule that derives nothing was removed)
     built = {k: made[name] for k, name in enumerate(names) if name in made and nodes[k] is rules[name]}
-    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy), built, refused, return_checks)
+    found = find_checks(names, nodes, greedy, refused or {}, confirm) if return_checks else None
+    return RuleSet(names, nodes, names.index(start), limits, frozenset(greedy), built, refused, found)
 
 
 def _call_edges(dfa: DFA, targets: tuple[int, ...]) -> tuple:

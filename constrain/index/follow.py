@@ -43,6 +43,7 @@ class ExitFilter:
         self._returns: dict[int, dict[int, list[int]]] = {}  # caller -> callee -> return states
         self._follow: dict[int, Optional[np.ndarray]] = {}
         self._kinds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._checks: dict[int, np.ndarray] = {}  # greedy rule class -> its check rows (see checks)
 
     def kinds(self, rep: int) -> tuple[np.ndarray, np.ndarray]:
         """(uint8 exit kind per state of rule class `rep`, the follow table: bool per row and
@@ -66,9 +67,27 @@ class ExitFilter:
             hit = self._kinds.setdefault(rep, (kinds, follow[None, :]))
         return hit
 
+    def checks(self, rep: int, n_states: int) -> np.ndarray:
+        """uint8 per state of rule class `rep`: the row of its follow table (kinds) holding the
+        bytes it reads there before which it may also return on condition of the byte after
+        them (automata/return_checks.py), those no rule can read after its return left out; 0
+        for none."""
+        hit = self._checks.get(rep)
+        if hit is None:
+            self.kinds(rep)
+            hit = self._checks.get(rep)
+            if hit is None:
+                hit = self._checks.setdefault(rep, np.zeros(n_states, dtype=np.uint8))
+        return hit
+
+    def checked_bytes(self, rep: int, q: int, n_states: int) -> np.ndarray:
+        """Bool per byte: may greedy rule class `rep` return before it in state q on condition
+        of the byte after it, where some rule can read it after the return (its check row)."""
+        return self.kinds(rep)[1][self.checks(rep, n_states)[q]]
+
     def _greedy_kinds(self, rep: int, accepting: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """A greedy rule's exits: IF_UNREAD where its end refuses nothing more, else one kind
-        per distinct set of refused bytes, each with its follow row."""
+        per distinct set of refused bytes, each with its follow row; rows for its checks after."""
         kinds = np.zeros(accepting.size, dtype=np.uint8)
         rows: dict[int, int] = {}
         for q in np.flatnonzero(accepting).tolist():
@@ -82,9 +101,25 @@ class ExitFilter:
                     raise GrammarError(f"rule {name!r}: over {MAX_REFUSAL_ROWS} sets of bytes refused after its end")
                 rows[refused] = len(rows)
             kinds[q] = IF_UNREAD_ALLOWED + rows[refused]
-        follow = np.zeros((1 + len(rows), 256), dtype=np.bool_)
+        checked = self.rules.checks[rep] if getattr(self.rules, "return_checks", False) else {}
+        after = self._return_follow(rep, set()) if checked else None
+        check_rows: dict[bytes, int] = {}
+        per_state = np.zeros(accepting.size, dtype=np.uint8)
+        for q, by_byte in checked.items():
+            row = np.zeros(256, dtype=np.bool_)
+            row[list(by_byte)] = True
+            if after is not None:
+                row &= after
+            if row.any():
+                per_state[q] = check_rows.setdefault(row.tobytes(), 1 + len(rows) + len(check_rows))
+        if len(rows) + len(check_rows) > 254:
+            raise GrammarError(f"rule {self.rules.names[rep]!r}: over 254 sets of bytes refused or checked after its end")
+        self._checks[rep] = per_state
+        follow = np.zeros((1 + len(rows) + len(check_rows), 256), dtype=np.bool_)
         for refused, j in rows.items():
             follow[1 + j] = ~byte_row(refused)
+        for row_bytes, j in check_rows.items():
+            follow[j] = np.frombuffer(row_bytes, dtype=np.bool_)
         return kinds, follow
 
     def _return_follow(self, rep: int, busy: set[int]) -> Optional[np.ndarray]:

@@ -32,10 +32,12 @@ from typing import TYPE_CHECKING, Generator, Optional
 
 import numpy as np
 
+from ..automata.refusals import byte_row
 from ..automata.stack_semantics import ALL_BYTES
 from ..errors import GrammarError, LimitExceededError
 from ..sorted_sets import sorted_unique
 from .boundaries import Boundaries
+from .checked_items import checks_of, cut, ends_only, root_returns, route_pop, split_returns
 from .first_reads import FirstReads
 from .follow import IF_FOLLOWS, IF_UNREAD_ALLOWED, follow_row
 from .items import EMPTY, ROOT, Items
@@ -60,7 +62,10 @@ class FrameSummaries:
     def __init__(self, automaton: StackTokenAutomaton, max_nesting: int, max_stacks: int, small_item: int = SMALL_ITEM) -> None:
         self.a = automaton
         self.items = Items(tuple(t.n_nodes for t in automaton.tries))
+        rules = automaton.rules
+        self._checks = rules.checks if getattr(rules, "return_checks", False) and any(rules.checks) else None
         self.small_item = small_item
+        self._check_bits = checks_of(rules) if self._checks is not None else {}  # CHECK rule -> its items' check
         self.max_nesting = max_nesting
         self.max_stacks = max_stacks
         self.pushdown = PushdownSummaries(automaton.rules, max_nesting, max_stacks, automaton.mask_seconds)
@@ -71,7 +76,6 @@ class FrameSummaries:
         self._narrow: dict[tuple[int, int, int], int] = {}
         self._small_memo: dict[tuple[int, int, int], bool] = {}
         self.first = FirstReads(automaton.rules, automaton.reads)
-        rules = automaton.rules
         self._greedy = rules.greedy if getattr(rules, "any_greedy", False) else None
 
     def __len__(self) -> int:
@@ -97,9 +101,8 @@ class FrameSummaries:
             key = (rep, q, item)
             hit = self._memo.get(key)
             if hit is None:
-                if self._small(rep, q, item):
-                    hit = self._walked(key, deadline)
-                else:
+                hit = self._walked(key, deadline) if self._small(rep, q, item) else None
+                if hit is None:  # (not small, or the walk met a return on condition)
                     hit = self._run(key, deadline)
         self._found[given] = hit
         return hit
@@ -144,7 +147,8 @@ class FrameSummaries:
                 continue
             if self._small(*need):  # (a pushdown walk: it needs nothing first)
                 value = self._walked(need, deadline)
-                continue
+                if value is not None:
+                    continue
             if need in busy:  # (compile_rules rejects left recursion: this is a bug if met)
                 raise GrammarError(f"rule {self.a.rules.names[need[0]]!r} calls itself before reading a byte")
             if len(todo) >= self.max_nesting:
@@ -164,10 +168,16 @@ class FrameSummaries:
         summary per frame, not one per forbidden set (SQL: `age <` made the expression chain's
         seven from-root summaries anew for the bytes `<` reads on, = and >)."""
         a = self.a
-        _, nodes0, forbidden0 = self.items.get(item0)
+        tid0, nodes0, forbidden0 = self.items.get(item0)
         if nodes0 is None and forbidden0 and not top:
             whole = yield (rep, q0, ROOT)
             return self._without_first_bytes(whole, forbidden0)
+        if nodes0 is not None and forbidden0:  # (a checked item: what its nodes give, cut by its check)
+            closure = self.first.closure(rep, q0) if not forbidden0 & ALL_BYTES else None
+            if closure is not None:  # (the text ends after the nodes' byte: no walk needed)
+                return ends_only(self.items, a.tries[tid0], tid0, nodes0, forbidden0, closure)
+            whole = yield (rep, q0, self.items.nodes(tid0, nodes0, ascending=True))
+            return cut(whole, self.items, a.tries[tid0], tid0, nodes0, forbidden0)
         rule = a.rules.rule(rep)
         accepting, calls = rule.dfa.accepting, rule.calls
         same = a.rules.same
@@ -175,6 +185,8 @@ class FrameSummaries:
         parts: list = []  # what the frame reads: cached word arrays (dense) or (idx, bits) pairs
         popped: dict[int, list[np.ndarray]] = {}  # trie id -> node arrays
         popped_root: Optional[int] = None  # forbidden first bytes of a pop at the root
+        checked: dict[tuple[int, int, int], list[np.ndarray]] = {}  # (trie id, check, depth) -> checked pops
+        checks = self._checks[rep] if self._checks is not None and greedy else None
         todo = [(q0, item0)]
         seen: set[tuple[int, int]] = set()
         while todo:
@@ -184,8 +196,14 @@ class FrameSummaries:
                 continue
             seen.add((q, item))
             tid, nodes, forbidden = self.items.get(item)
-            if nodes is not None and self._small(rep, q, item):  # one pushdown walk, callees and all
-                sub = self._walked((rep, q, item), deadline)
+            if nodes is not None and forbidden:  # a checked item (a callee's pop)
+                sub = yield (rep, q, item)
+                parts.extend(sub.parts)
+                for p in sub.pops:
+                    route_pop(self.items, p, popped, checked, a.tries)
+                continue
+            sub = self._walked((rep, q, item), deadline) if nodes is not None and self._small(rep, q, item) else None
+            if sub is not None:  # one pushdown walk, callees and all
                 parts.extend(sub.parts)
                 for p in sub.pops:
                     popped.setdefault(tid, []).append(self.items.get(p)[1])
@@ -199,12 +217,18 @@ class FrameSummaries:
                 if accepting[q]:
                     f = forbidden | (a.semantics.return_refusals(rep, q) if greedy else 0)
                     popped_root = f if popped_root is None else popped_root & f
+                    if checks is not None and q in checks:  # returns before a first byte it reads, checked
+                        followed = a.exit_filter.checked_bytes(rep, q, rule.dfa.n_states)  # (as walks record them)
+                        root_returns(a.index.trie, checks[q], followed & ~byte_row(forbidden), self._check_bits, checked)
             else:
                 idx, bits, bounds = self._walk(tid, rep, q, item, nodes)
                 if idx.size:
                     parts.append((idx, bits))
                 groups = bounds.groups
             for q2, g_nodes, g_bytes in groups:
+                if accepting[q2] and checks is not None and q2 in checks:
+                    g_nodes = split_returns(a.tries[tid], tid, a.reads(rep, q2), g_nodes, g_bytes, checks[q2],
+                                            self._check_bits, checked)
                 if accepting[q2]:
                     popped.setdefault(tid, []).append(g_nodes)  # (the walk kept those a caller may read)
                 for k, t in calls[q2]:
@@ -224,6 +248,9 @@ class FrameSummaries:
             nodes = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), a.tries[tid].n_nodes)
             if nodes.size:
                 pops.append(self.items.nodes(tid, nodes))
+        for (tid, check, _), found in checked.items():
+            nodes = found[0] if len(found) == 1 else sorted_unique(np.concatenate(found), a.tries[tid].n_nodes)
+            pops.append(self.items.nodes(tid, nodes, ascending=True, check=check))
         if top:
             return Summary(tuple(parts), tuple(pops))
         return of_parts(parts, a.index.trie.n_words, tuple(pops))
@@ -254,7 +281,7 @@ class FrameSummaries:
             if kept.all():
                 pops.append(p)
             elif kept.any():
-                pops.append(self.items.nodes(tid, nodes[kept], ascending=True))
+                pops.append(self.items.nodes(tid, nodes[kept], ascending=True, check=f))
         return of_parts(parts, self.a.index.trie.n_words, tuple(pops))
 
     def _small(self, rep: int, q: int, item: int) -> bool:
@@ -264,9 +291,9 @@ class FrameSummaries:
         key = (rep, q, item)
         hit = self._small_memo.get(key)
         if hit is None:
-            tid, nodes, _ = self.items.get(item)
+            tid, nodes, check = self.items.get(item)
             hit = False
-            if nodes is not None and self.small_item >= 0:
+            if nodes is not None and not check and self.small_item >= 0:  # (a checked item: cut, not walked)
                 trie = self.a.tries[tid]
                 hit = readable_subtrees_within(nodes, trie.byte, trie.end, self.first.reachable(rep, q), self.small_item)
             self._small_memo[key] = hit
@@ -279,7 +306,7 @@ class FrameSummaries:
         key = (rep, q, item)
         hit = self._narrow.get(key)
         if hit is None:
-            tid, nodes, _ = self.items.get(item)
+            tid, nodes, check = self.items.get(item)
             starts = None if nodes is None else self.first.starts(rep, q)
             if starts is None:
                 hit = item
@@ -288,7 +315,7 @@ class FrameSummaries:
                 if kept.size == nodes.size:
                     hit = item
                 else:
-                    hit = self.items.nodes(tid, kept, ascending=True) if kept.size else EMPTY
+                    hit = self.items.nodes(tid, kept, ascending=True, check=check) if kept.size else EMPTY
             self._narrow[key] = hit
         return hit
 
@@ -309,8 +336,9 @@ class FrameSummaries:
             return (), tid
         return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
 
-    def _walked(self, key: tuple[int, int, int], deadline: float) -> Summary:
-        """The summary of a frame at a small node item (see _small): one pushdown walk, kept.
+    def _walked(self, key: tuple[int, int, int], deadline: float) -> Optional[Summary]:
+        """The summary of a frame at a small node item (see _small): one pushdown walk, kept
+        (None where the walk met a return on condition of the byte after the next one).
         A node whose byte nothing in the frame's closure reads is not walked: the frame reads
         nothing there and pops there or not (a third of SQL's first walks read no node; most
         nodes of $start's items, at every pop of a statement, are such)."""
@@ -328,7 +356,11 @@ class FrameSummaries:
                 if n_read < nodes.size:
                     unread = nodes[~read] if closure[1] else None
                     nodes = nodes[read]
-            words, pops = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
+            walked = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
+            if walked is None:  # (it met a return on condition: summarized by walks and callees)
+                self._small_memo[key] = False
+                return None
+            words, pops = walked
             if unread is not None:
                 pops = unread if pops is None else merged(pops, unread)  # (both ascending)
             popped = () if pops is None else (self.items.nodes(tid, pops, ascending=True),)

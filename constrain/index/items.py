@@ -1,7 +1,8 @@
 """Items: where a frame's reading resumes, interned as small ints (frame_summaries.py).
 
 An item is a set of trie nodes of one trie (the next byte to read is each node's own), or the
-root, less the tokens whose first byte is forbidden (after a greedy rule's return).
+root, less the tokens whose first byte is forbidden (after a greedy rule's return). A node item
+may carry a check on the byte after its nodes' (checked_items.py; 0: none).
 """
 
 from __future__ import annotations
@@ -30,21 +31,22 @@ class Items:
         self._node_counts = node_counts
 
     def get(self, item: int) -> tuple[int, Optional[np.ndarray], int]:
-        """(trie id, nodes; or -1, None, forbidden first bytes as one bit each)."""
+        """(trie id, nodes, check; or -1, None, forbidden first bytes as one bit each)."""
         return self._items[item]
 
     def root(self, forbidden: int) -> int:
         return self._intern((-1, forbidden), (-1, None, forbidden))
 
-    def nodes(self, tid: int, nodes: np.ndarray, ascending: bool = False) -> int:
+    def nodes(self, tid: int, nodes: np.ndarray, ascending: bool = False, check: int = 0) -> int:
         """The item of these nodes, kept ascending without repeats. Walks meet nodes ascending,
         but a walk from nested starts (a node and its descendant) meets the shared subtree's
         boundaries twice: repeated nodes would be walked twice, and each walk from them repeats
         its own boundaries again (lua.lark: 1,310 nodes, then 37,082, then 10^6, 10^8...).
-        `ascending`: the caller knows they are (a walk's pops, part of an item): not checked."""
+        `ascending`: the caller knows they are (a walk's pops, part of an item): not checked.
+        `check`: the item's check (checked_items.py), its nodes at one depth."""
         if not ascending and nodes.size > 1 and not nodes_ascending(nodes):
             nodes = sorted_unique(nodes, self._node_counts[tid] if tid < len(self._node_counts) else None)
-        return self._intern((tid, nodes.tobytes()), (tid, nodes, 0))
+        return self._intern((tid, nodes.tobytes(), check) if check else (tid, nodes.tobytes()), (tid, nodes, check))
 
     def _intern(self, key: tuple, value: tuple) -> int:
         hit = self._ids.get(key)
@@ -68,7 +70,7 @@ class Items:
         """Items whose ids 1, 2, ... are `entries` (as `entries()` gave them), interned again."""
         items = cls(node_counts)
         for tid, nodes, forbidden in entries:
-            key = (-1, forbidden) if nodes is None else (tid, nodes.tobytes())
+            key = (-1, forbidden) if nodes is None else (tid, nodes.tobytes(), forbidden) if forbidden else (tid, nodes.tobytes())
             if key in items._ids:
                 raise ValueError(f"item {len(items._items)} repeats an earlier one")
             items._ids[key] = len(items._items)

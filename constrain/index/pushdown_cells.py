@@ -20,6 +20,8 @@ FULL_ENTRIES = 4  # the cells' closures outgrew entry_cap
 TOO_DEEP = 5  # a stack deeper than max_nesting
 TOO_MANY = 6  # more than max_stacks stacks after one byte
 OUT_OF_WORK = 7  # the work budget is spent (the caller checks its clock and may go on)
+CONDITIONAL = 8  # a greedy rule may return before a byte it reads, on condition of the next one
+# (automata/return_checks.py): the walk does not know that edge, the caller summarizes otherwise
 NEED_RULE = 100  # 100 + k: rule class k is not flattened yet
 
 

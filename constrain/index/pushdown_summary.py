@@ -20,7 +20,7 @@ from ..errors import GrammarError, LimitExceededError
 from ..sorted_sets import sorted_unique
 from .node_sets import is_ascending, merged_ascending
 from .pushdown_tables import PushdownTables
-from .pushdown_walk import FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
+from .pushdown_walk import CONDITIONAL, FULL_CELLS, FULL_ENTRIES, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY, summary_walk
 from .chain_walk import warm_chain
 from .sparse_or import warm_or_sparse
 from .trie import TokenTrie
@@ -42,9 +42,10 @@ class PushdownSummaries:
         self.nodes_visited = 0
 
     def read(self, rep: int, q: int, trie: TokenTrie, nodes: np.ndarray, deadline: float
-             ) -> tuple[np.ndarray, Optional[np.ndarray]]:
+             ) -> Optional[tuple[np.ndarray, Optional[np.ndarray]]]:
         """(the words of the tokens frame (rep, q) reads from `nodes` without popping, the nodes
-        where it pops, ascending; None if none)."""
+        where it pops, ascending; None if none); None where the walk met a return on condition
+        of the byte after the next one (the caller summarizes the frame otherwise)."""
         tables = self.tables
         g0 = np.int32(tables.state(rep, q))
         caps = self.caps
@@ -61,6 +62,8 @@ class PushdownSummaries:
             self.nodes_visited += visited
             if status == OK:
                 break
+            if status == CONDITIONAL:
+                return None
             if status >= NEED_RULE:
                 tables.ensure(status - NEED_RULE)
             elif status == OUT_OF_WORK:  # (the clock is read above)

@@ -3,7 +3,8 @@
 Every rule class (rules.same) gets its states a range of *global* state ids. Per global state:
 its rule class, where its row starts in the flat transition table (`row_off`), whether it
 accepts, whether its rule is greedy (a Lark terminal's longest match; the bytes its end there
-refuses next beyond those it reads, `refused`: 4 uint64 words), whether it reads any run
+refuses next, those it reads included but those it may return before on condition of the byte
+after them, automata/return_checks.py, `refused`: 4 uint64 words), whether it reads any run
 of name bytes (name_runs.py), and its call edges
 (`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state).
 `cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
@@ -91,9 +92,12 @@ class PushdownTables:
             self.accepting[base:top] = dfa.accepting
             greedy = bool(getattr(rules, "any_greedy", False) and rules.greedy[rep])
             self.greedy[base:top] = greedy
-            if greedy:
+            if greedy:  # (what it reads is refused too, but where it returns on condition: the walk stops there)
+                reads = np.packbits(dfa.table[:, dfa.byte_classes] >= 0, axis=1, bitorder="little")
+                checks = rules.checks[rep] if getattr(rules, "return_checks", False) else {}
                 for q in np.flatnonzero(dfa.accepting).tolist():
-                    bits = rules.refused_at(rep, q)
+                    bits = rules.refused_at(rep, q) | int.from_bytes(reads[q].tobytes(), "little")
+                    bits &= ~sum(1 << b for b in checks.get(q, ()))
                     self.refused[base + q] = [bits >> (64 * w) & 0xFFFF_FFFF_FFFF_FFFF for w in range(4)]
             used = np.zeros(width, dtype=np.bool_)  # (the classes some byte has)
             used[dfa.byte_classes] = True

@@ -16,7 +16,9 @@ stacks reachable from it before its frame returns, and whether it can return) is
 walk and reused by every stack over it; a top's return is kept as a *tail* (the parent cell)
 and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
 returns only before a byte it cannot read nor its end there refuses (`refused`, 256 bits per
-global state): its tail carries that state as a *guard*. Stacks whose top
+global state, the bytes it reads set too): its tail carries that state as a *guard*. A byte it
+reads left clear there is a return on condition of the byte after it (automata/return_checks.py),
+an edge the walk does not know: met, it ends with CONDITIONAL. Stacks whose top
 calls nothing (a terminal) and differ only below are one entry over a *union* cell of their
 parents (pushdown_cells._union), read member by member only where the top returns: along a
 dash run a comment opened at every depth is one stack, not one per depth. The stacks after
@@ -36,7 +38,7 @@ import numba
 import numpy as np
 
 from .pushdown_cells import (  # noqa: F401 - the statuses are the walk's too
-    FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
+    CONDITIONAL, FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
     UNION, _close_cell, _cons, _union,
 )
 from .walk import _mark_subtree, _mark_tokens
@@ -260,8 +262,11 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                             while x == -2 and ti + 1 < n_tails:
                                 ti += 1
                                 guard = tl_guard[t0 + ti]
-                                if guard < 0 or (_next(guard, b, rule_of, row_off, table, cls) < 0
-                                                 and not _refuses(refused, guard, b)):
+                                if guard < 0:
+                                    x = tl_c[t0 + ti]
+                                elif not _refuses(refused, guard, b):  # (a byte it reads is refused
+                                    if _next(guard, b, rule_of, row_off, table, cls) >= 0:  # unless a
+                                        return CONDITIONAL, n_pops, visited, ordered  # return checks it)
                                     x = tl_c[t0 + ti]
                             if x == -2:
                                 break

@@ -162,6 +162,7 @@ class StackTokenAutomaton:
         (int32 node ids; None: the whole trie); returns the boundaries met (nodes, states)."""
         dfa = self.rules.rule(r).dfa
         kinds, follow = self.exit_filter.kinds(self._same[r])
+        checks = self.exit_filter.checks(self._same[r], dfa.n_states)
         free = name_closed_states(dfa)  # (its states that read any run of name bytes: name_runs.py)
         starts = _ROOT if firsts is None else firsts
         cap = _BOUNDARY_BUFFER
@@ -170,7 +171,7 @@ class StackTokenAutomaton:
             b_states = np.empty(cap, dtype=np.int32)
             n, visited = walk_subtrees(
                 t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-                dfa.table, kinds, follow, free, t.names, starts, np.int32(q), words, b_nodes, b_states,
+                dfa.table, kinds, follow, checks, free, t.names, starts, np.int32(q), words, b_nodes, b_states,
             )
             self.nodes_visited += visited
             if n <= cap:

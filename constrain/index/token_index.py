@@ -85,8 +85,8 @@ class DFATokenAutomaton:
         no_boundaries = np.empty(0, dtype=np.int32)  # a regex has no exits
         _, visited = walk_subtrees(
             t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dfa.byte_classes,
-            dfa.table, self._no_exit_kinds, _NO_FOLLOW, name_closed_states(dfa), t.names, _WHOLE_TRIE, np.int32(state),
-            words, no_boundaries, no_boundaries,
+            dfa.table, self._no_exit_kinds, _NO_FOLLOW, self._no_exit_kinds, name_closed_states(dfa), t.names,
+            _WHOLE_TRIE, np.int32(state), words, no_boundaries, no_boundaries,
         )
         if self.dfa.accepting[state]:
             row = self._with_eos(words)

@@ -38,7 +38,7 @@ def _mark_subtree(i, end, tok_ptr, tok_ids, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, follow, free, names,
+def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, table, exits, follow, checks, free, names,
                 states, out, b_nodes, b_states, n_b):
     """Walk trie nodes i..last-1, states[depth(i) - 1] already set. Returns (boundaries
     written so far, nodes visited); b_nodes.shape[0] + 1 boundaries: the buffer overflowed."""
@@ -56,7 +56,8 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
         kind = exits[prev]
         s = table[prev, byte_classes[p & 255]]
         if kind != 0 and (kind == 1 or (kind == 2 and follow[0, p & 255]) or (kind == 3 and s < 0)
-                          or (kind >= 4 and s < 0 and follow[kind - 3, p & 255])):
+                          or (kind >= 4 and s < 0 and follow[kind - 3, p & 255])
+                          or (kind >= 3 and s >= 0 and checks[prev] != 0 and follow[checks[prev], p & 255])):
             if n_b == cap:
                 return cap + 1, visited
             b_nodes[n_b] = i
@@ -73,7 +74,7 @@ def _walk_range(i, last, packed, end, tok1, tok_ptr, tok_ids, byte_classes, tabl
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_classes, table, exits,
-                  follow, free, names, firsts, start_state, out, b_nodes, b_states):
+                  follow, checks, free, names, firsts, start_state, out, b_nodes, b_states):
     """Walk the subtree of each node in `firsts`, reading with one rule's DFA (or a regex's, with
     no exits) from `start_state` at the subtree's parent depth; 0 stands for the whole trie.
     OR in the tokens readable inside the rule; record as boundaries the nodes whose byte is read
@@ -81,12 +82,15 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
     `follow[0, byte]`, the bytes any rule could read after this one returns, 3 only where the
     state cannot read the byte: a greedy rule's return, k >= 4 where also `follow[k - 3, byte]`: a
     greedy rule whose end there refuses the other bytes, follow.py): there another rule
-    may read it, so the caller continues with the stack. A subtree of name bytes only (`names`,
-    uint8 per node, a bit per set of name bytes) entered in a state that reads any run of them
-    (`free`, uint8 per state, the same bits) is marked whole, without its boundaries
-    (name_runs.py); zeros turn that off. From the root, the first bytes are never boundaries (the caller
-    expands `start_state` itself) and only the root's children whose byte lives are touched:
-    the others lie all over the trie, one cache miss each.
+    may read it, so the caller continues with the stack. A greedy rule's state also meets a
+    boundary at a byte it reads where `checks` (uint8 per state: a follow row, 0 for none)
+    allows it: a return on condition of the byte after it (automata/return_checks.py). A
+    subtree of name bytes only (`names`, uint8 per node, a bit per set of name bytes) entered
+    in a state that reads any run of them (`free`, uint8 per state, the same bits) is marked
+    whole, without its boundaries (name_runs.py); zeros turn that off. From the root, the
+    first bytes are never boundaries (the caller expands `start_state` itself) and only the
+    root's children whose byte lives are touched: the others lie all over the trie, one cache
+    miss each.
     Returns (boundaries written, nodes visited); b_nodes.shape[0] + 1 boundaries means the
     buffer overflowed: the bits already set are right, so the caller may walk again with a
     larger one."""
@@ -97,7 +101,7 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
         if f != 0:
             states[(packed[f] >> 8) - 1] = start_state
             n_b, v = _walk_range(f, end[f], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
-                                 exits, follow, free, names, states, out, b_nodes, b_states, n_b)
+                                 exits, follow, checks, free, names, states, out, b_nodes, b_states, n_b)
             visited += v
             if n_b > b_nodes.shape[0]:
                 return n_b, visited
@@ -116,7 +120,7 @@ def walk_subtrees(packed, end, tok1, tok_ptr, tok_ids, root, max_depth, byte_cla
             states[1] = s
             _mark_tokens(c, tok1, tok_ptr, tok_ids, out)
             n_b, v = _walk_range(c + 1, end[c], packed, end, tok1, tok_ptr, tok_ids, byte_classes, table,
-                                 exits, follow, free, names, states, out, b_nodes, b_states, n_b)
+                                 exits, follow, checks, free, names, states, out, b_nodes, b_states, n_b)
             visited += v + 1
             if n_b > b_nodes.shape[0]:
                 return n_b, visited

@@ -35,7 +35,8 @@ def warm_kernels(index: "VocabIndex") -> None:
         words = np.zeros(t.n_words, dtype=np.uint32)
         walk_subtrees(
             t.packed, t.end, t.tok1, t.tok_ptr, t.tok_ids, t.root, t.max_depth, dead.byte_classes, dead.table,
-            np.zeros(1, dtype=np.uint8), np.zeros((1, 256), dtype=np.bool_), name_closed_states(dead), t.names,
+            np.zeros(1, dtype=np.uint8), np.zeros((1, 256), dtype=np.bool_), np.zeros(1, dtype=np.uint8),
+            name_closed_states(dead), t.names,
             np.zeros(1, dtype=np.int32), np.int32(0), words, nodes, nodes,
         )
     warm_chain()  # (a warm record's decoding builds the chaining's tables: no part of a compile's time)

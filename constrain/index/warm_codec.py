@@ -22,14 +22,15 @@ import numpy as np
 
 from .boundaries import Boundaries
 from .chain_tables import ChainTables
+from .checked_items import CHECKED
 from .summary import Summary
 from .items import Items
 
 if TYPE_CHECKING:
     from .stack_index import StackTokenAutomaton
 
-FORMAT = 1
-_FORBIDDEN_WORDS = 4  # a root item's forbidden first bytes: 256 bits as 4 uint64
+FORMAT = 2  # (2: node items' checks)
+_FORBIDDEN_WORDS = 5  # a root item's forbidden first bytes, a node item's check (checked_items.py): 257 bits
 _CHAIN_ARRAYS = (  # what the chaining's tables are made of (chain_tables.py)
     "summary_keys", "summary_top", "summary_parts", "summary_parts_off", "summary_pops", "summary_pops_off",
     "pool_idx", "pool_bits", "pool_off", "pool_dense", "pool_words", "narrow_keys", "narrow_to",
@@ -269,7 +270,10 @@ class _Decoder:
             if roots[k]:
                 entries.append((-1, None, sum(int(w) << (64 * n) for n, w in enumerate(forbidden[k].tolist()))))
             else:
-                entries.append((int(tries[k]), nodes[i:j], 0))
+                check = sum(int(w) << (64 * n) for n, w in enumerate(forbidden[k].tolist()))
+                if check and not check & CHECKED:
+                    raise ValueError("warm record: a node item's check without its mark")
+                entries.append((int(tries[k]), nodes[i:j], check))
         return Items.of(entries, tuple(t.n_nodes for t in self.a.tries))
 
     def _pool(self) -> list[Any]:

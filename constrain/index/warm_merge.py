@@ -26,8 +26,8 @@ def merge_tables(into: StackTokenAutomaton, other: StackTokenAutomaton) -> int:
     how many entries were new to it."""
     s, o = into.summaries, other.summaries
     ids = [ROOT]
-    for tid, nodes, forbidden in o.items.entries():
-        ids.append(s.items.root(forbidden) if nodes is None else s.items.nodes(tid, nodes))
+    for tid, nodes, forbidden in o.items.entries():  # (a node item's third field: its check)
+        ids.append(s.items.root(forbidden) if nodes is None else s.items.nodes(tid, nodes, check=forbidden))
 
     def item(k: int) -> int:
         return k if k == EMPTY else ids[k]

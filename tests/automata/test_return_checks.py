@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from constrain.automata import ir
 from constrain.automata.refusals import END_OF_TEXT
-from constrain.automata.return_checks import CHECK_PREFIX, second_byte_checks, with_check_rules
+from constrain.automata.return_checks import CHECK_PREFIX, find_checks, second_byte_checks, with_check_rules
 from constrain.automata.rules import _rule_dfa, compile_rules
 from constrain.automata.stack_semantics import StackSemantics
 from constrain.grammar.lark.translate import lark_rules
@@ -44,11 +44,14 @@ def test_check_rules_are_one_per_set_and_reused_by_name():
     number = ir.Embedded(_dfa(ir.concat(ir.repeat(ir.literal("1"), 1, None), ir.repeat(ir.literal(".1"), 0, 1))))
     other = ir.Embedded(_dfa(ir.concat(ir.literal("2"), ir.repeat(ir.literal(".2"), 0, 1))))
     names, nodes, greedy, refused = ("start", "A", "B"), (ir.literal("x"), number, other), {"A", "B"}, {}
-    made = with_check_rules(names, nodes, greedy, refused)
+    found = find_checks(names, nodes, greedy, refused)
+    assert sorted(found) == ["A", "B"]
+    made = with_check_rules(names, nodes, greedy, refused, found)
     checks = [n for n in made[0] if n.startswith(CHECK_PREFIX)]
     assert len(checks) == 2 and set(checks) <= made[2]  # (C differs: not "1" after A's ".", not "2" after B's)
-    again = with_check_rules(*made[:4])
+    again = with_check_rules(*made[:4], found)
     assert again[0] == made[0] and again[4] == made[4]
+    assert find_checks(names, nodes, greedy, refused, lambda name, dfa, f: f if name == "A" else {}).keys() == {"A"}
     c = made[0].index(checks[0])
     assert made[3][checks[0]] == (ALL | END_OF_TEXT) & ~int(checks[0][len(CHECK_PREFIX):], 16)
     assert made[1][c].dfa.accepting.tolist() == [True] and (made[1][c].dfa.table < 0).all()

@@ -128,7 +128,11 @@ def test_items_whose_closure_reads_some_nodes_walk_those_only(sql):
             continue
         mixed += bool(closure[0][trie.byte[nodes]].any())
         summary = fs._walked((r, q, fs.items.nodes(0, nodes)), float("inf"))
-        words, pops = fs.pushdown.read(r, q, trie, nodes, float("inf"))
+        walked = fs.pushdown.read(r, q, trie, nodes, float("inf"))
+        if walked is None:  # (it met a return on condition of the byte after the next one: not walked)
+            assert summary is None
+            continue
+        words, pops = walked
         got = np.zeros(trie.n_words, dtype=np.uint32)
         summary.or_into(got)
         assert np.array_equal(got, words), (a.rules.names[r], q)

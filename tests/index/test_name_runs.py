@@ -103,7 +103,8 @@ def _walk(trie: TokenTrie, dfa: DFA, exits: np.ndarray, firsts: np.ndarray, q: i
     b_states = np.empty(trie.n_nodes + 1, dtype=np.int32)
     n, _ = walk_subtrees(
         trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.root, trie.max_depth, dfa.byte_classes,
-        dfa.table, exits, np.ones((1, 256), dtype=np.bool_), free, trie.names, firsts, np.int32(q), words, b_nodes, b_states,
+        dfa.table, exits, np.ones((1, 256), dtype=np.bool_), np.zeros(exits.size, dtype=np.uint8), free, trie.names,
+        firsts, np.int32(q), words, b_nodes, b_states,
     )
     return words, set(b_nodes[:n].tolist())
 

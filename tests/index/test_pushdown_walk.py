@@ -101,7 +101,10 @@ def test_tables_are_the_rules_dfas(llama3, text):
             assert accepting[g_q] == dfa.accepting[q] and reads_any[g_q] == (want >= 0).any()
             assert greedy[g_q] == rules.greedy[rep]
             assert free[g_q] == name_closed_states(dfa)[q]
-            want_refused = rules.refused_at(rep, q) if rules.greedy[rep] and dfa.accepting[q] else 0
+            want_refused = 0
+            if rules.greedy[rep] and dfa.accepting[q]:  # (and what it reads, but before a byte it returns on condition)
+                reads = sum(1 << b for b in range(256) if want[b] >= 0)
+                want_refused = (rules.refused_at(rep, q) | reads) & ~sum(1 << b for b in rules.checks[rep].get(q, ()))
             assert sum(int(w) << (64 * k) for k, w in enumerate(refused[g_q])) == want_refused & ((1 << 256) - 1)
             edges = [(int(call_rule[c]), int(call_ret[c])) for c in range(call_ptr[g_q], call_ptr[g_q + 1])]
             assert edges == [(rules.same[k], base + t) for k, t in calls[q]]

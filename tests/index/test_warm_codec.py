@@ -178,3 +178,17 @@ def test_root_items_with_forbidden_first_bytes_round_trip(compiler, llama3):
     warm = _fresh(g, compiler)
     decode_warm_into(warm, header, arrays)
     assert [e[2] for e in warm.summaries.items.entries() if e[1] is None] == roots
+
+
+def test_checked_items_round_trip(compiler, llama3):
+    """Node items with a check on the byte after theirs (checked_items.py: a return on condition
+    of the next byte, template text before `{{`) carry it as a fifth word, the end's bit set."""
+    g = compiler.compile_lark('start: (TEXT | tag)*\ntag: "{{" NAME "}}"\nNAME: /[a-z]+/\nTEXT: /([^{]|\\{(?!\\{))+/')
+    _learn(g, llama3, ["Hello {{name}}, a {b} {{x}}"])
+    checks = [f for _, nodes, f in g.automaton.summaries.items.entries() if nodes is not None and f]
+    assert checks
+    header, arrays = _record(g)
+    warm, cold = _fresh(g, compiler), _fresh(g, compiler)
+    decode_warm_into(warm, header, arrays)
+    assert [f for _, nodes, f in warm.summaries.items.entries() if nodes is not None and f] == checks
+    assert_same_rows(warm, cold, llama3, _chars(llama3, "Hi {{a}} {{b}}"), "checked")

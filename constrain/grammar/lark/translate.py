@@ -49,6 +49,9 @@ class LarkRules:
     start: str
     greedy: tuple[str, ...]
     refused: dict[str, int] = field(default_factory=dict)
+    patterns: dict[str, str] = field(default_factory=dict)  # greedy rule -> its terminal's regex (return_confirm.py)
+    # every terminal's regex; None where other texts stand for terminals too (%json, special tokens)
+    all_patterns: Optional[tuple[str, ...]] = None
 
 
 def lark_rules(
@@ -107,8 +110,11 @@ def lark_rules(
         rules[t.name] = ir.Embedded(t.dfa)
     greedy = tuple(t.name for t in rule_terminals)
     refused = {t.name: t.refused for t in rule_terminals if t.refused}
+    patterns = {t.name: loaded.terminals[name].to_regexp() for name in sorted(used) if loaded.terminals.get(name) is not None
+                for t in (terminals[name].parts or (terminals[name],)) if t.greedy}
+    every = None if dialect.schemas or dialect.specials else tuple(p.to_regexp() for p in loaded.terminals.values() if p is not None)
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
-    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy, refused)
+    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy, refused, patterns, every)
 
 
 def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:

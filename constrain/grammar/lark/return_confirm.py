@@ -1,0 +1,181 @@
+"""Which returns on condition of the second byte Python's `re` agrees with (Lark matches with it).
+
+A greedy terminal's DFA says where a longer match cannot go on (automata/return_checks.py): in
+state q before b1, where the byte after b1 is in C. Lark, though, takes what `re.match` returns,
+and a backtracking regex does not always fall back to the shorter match: a lookahead at the
+start (SQL's `(?!(select|from...)(?![a-z0-9_]))[a-z_][a-z0-9_]*`) fails the whole match on
+`select ` instead of ending it at `selec`. So each set is tried on the regex itself: a shortest
+text w that reaches q, then b1, then a second character of each byte class of C (up to three),
+then a few tails; a class is kept only where every such match ends right after w. What is left
+out is refused as before (never a text Lark refuses accepted, where the samples speak for their
+classes).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from ...automata.dfa import DFA
+from ...automata.refusals import END_OF_TEXT
+from ...automata.return_checks import Confirm
+
+TAILS = ("", " ", "a", "Z", "0", "_", ".", "-", "{", "}", "$", '"', "'", "\n", "\u00e9")
+ALPHABET = tuple(chr(c) for c in range(0x20, 0x7F)) + ("\t", "\n", "\r", "\u00e9", "\u4e2d", "\U0001f600")
+MAX_PER_CLASS = 3
+MAX_PAIRS = 512  # (state, byte) pairs tried per terminal; the rest are left out (refused as before)
+
+
+def regex_confirm(patterns: Mapping[str, str], terminals: Optional[Sequence[str]] = None) -> Confirm:
+    """The `confirm` of compile_rules for terminals whose regexes (as Lark matches them) are
+    `patterns` by rule name; a rule without one keeps no check. `terminals`: every terminal's
+    regex (None: not known); the end of the text after b1 is kept in a check only where one of
+    them matches b1 alone (else no text can end there: STRING's `'abc''`, a second string left
+    open, made SQL's masks chain checks for nothing)."""
+    alone: dict[int, bool] = {}
+
+    def ends_after(b1: int) -> bool:
+        if terminals is None:
+            return True
+        if b1 not in alone:
+            alone[b1] = any(_full_match(t, chr(b1)) for t in terminals)
+        return alone[b1]
+
+    def confirm(name: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[int, dict[int, int]]:
+        regex = patterns.get(name)
+        if regex is None:
+            return {}
+        out = {}
+        for q, by_byte in confirmed(regex, dfa, found).items():
+            kept = {b1: c if ends_after(b1) else c & ~END_OF_TEXT for b1, c in by_byte.items()}
+            kept = {b1: c for b1, c in kept.items() if c}
+            if kept:
+                out[q] = kept
+        return out
+
+    return confirm
+
+
+def _full_match(regex: str, text: str) -> bool:
+    try:
+        return re.fullmatch(regex, text) is not None
+    except re.error:
+        return True
+
+
+def confirmed(regex: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[int, dict[int, int]]:
+    """`found` (per state {b1: C}) less what `re.match(regex, ...)` contradicts."""
+    try:
+        compiled = re.compile(regex)
+    except re.error:
+        return {}
+    witnesses = _witnesses(dfa, set(found))
+    groups: dict[int, list[list[int]]] = {}  # C -> its testable bytes by byte class
+    out: dict[int, dict[int, int]] = {}
+    tried = 0
+    for q, by_byte in found.items():
+        w = witnesses.get(q)
+        if w is None:
+            continue
+        kept = {}
+        for b1, c in by_byte.items():
+            tried += 1
+            if b1 < 0x80 and tried <= MAX_PAIRS:
+                if c not in groups:
+                    idx = np.flatnonzero(_row(c) & _TESTABLE)
+                    classes = dfa.byte_classes[idx]
+                    groups[c] = [idx[classes == k].tolist() for k in np.unique(classes).tolist()]
+                agreed = _agreed(compiled, groups[c], w, chr(b1), c)
+                if agreed:
+                    kept[b1] = agreed
+        if kept:
+            out[q] = kept
+    return out
+
+
+def _agreed(compiled: re.Pattern, groups: list[list[int]], w: str, first: str, c: int) -> int:
+    """The part of C (bits; `groups`: its bytes by byte class) whose samples all end the match
+    right after `w`."""
+    out = 0
+    if c & END_OF_TEXT and _ends_at(compiled, w + first, len(w)):
+        out |= END_OF_TEXT
+    for bytes_ in groups:
+        picks = bytes_ if len(bytes_) <= MAX_PER_CLASS else [bytes_[0], bytes_[len(bytes_) // 2], bytes_[-1]]
+        if all(_ends_at(compiled, w + first + _CHAR_OF[b] + tail, len(w)) for b in picks for tail in TAILS):  # type: ignore[operator]
+            out |= sum(1 << b for b in bytes_)
+    return out
+
+
+def _ends_at(compiled: re.Pattern, text: str, end: int) -> bool:
+    m = compiled.match(text)
+    return m is not None and m.end() == end
+
+
+def _witnesses(dfa: DFA, wanted: set[int]) -> dict[int, str]:
+    """A shortest text reaching each wanted state from the start (breadth first): over
+    printable ASCII and a few control characters (all states at once), then over ALPHABET's
+    other characters where some state is still missing."""
+    rows = dfa.table[:, dfa.byte_classes]
+    found: dict[int, str] = {0: ""}
+    seen = np.zeros(dfa.n_states, dtype=np.bool_)
+    seen[0] = True
+    frontier = np.zeros(1, dtype=np.int64)
+    while frontier.size and not wanted <= found.keys():
+        nxt = rows[frontier][:, _ASCII]  # (frontier, characters)
+        fresh = nxt >= 0
+        fresh[fresh] = ~seen[nxt[fresh]]
+        at, ch = np.nonzero(fresh)
+        states, first = np.unique(nxt[at, ch], return_index=True)
+        for s, i in zip(states.tolist(), first.tolist()):
+            found[s] = found[int(frontier[at[i]])] + chr(_ASCII[ch[i]])
+        seen[states] = True
+        frontier = states
+    if not wanted <= found.keys():
+        found = _slow_witnesses(rows, found, wanted)
+    return found
+
+
+def _slow_witnesses(rows: np.ndarray, found: dict[int, str], wanted: set[int]) -> dict[int, str]:
+    """_witnesses over every character of ALPHABET, from the states found so far."""
+    frontier = list(found)
+    encoded = [ch.encode() for ch in ALPHABET]
+    while frontier and not wanted <= found.keys():
+        nxt = []
+        for q in frontier:
+            for ch, data in zip(ALPHABET, encoded):
+                s = q
+                for b in data:
+                    s = int(rows[s, b])
+                    if s < 0:
+                        break
+                if s >= 0 and s not in found:
+                    found[s] = found[q] + ch
+                    nxt.append(s)
+        frontier = nxt
+    return found
+
+
+def _row(bits: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer((bits & ((1 << 256) - 1)).to_bytes(32, "little"), dtype=np.uint8),
+                         bitorder="little").astype(np.bool_)
+
+
+def _char_of(b: int) -> Optional[str]:
+    """A character whose UTF-8 starts with byte b (the first such code point), None for a
+    continuation byte or one no UTF-8 text holds."""
+    if b < 0x80:
+        return chr(b)
+    if 0xC2 <= b <= 0xDF:
+        return chr((b - 0xC0) << 6)
+    if 0xE0 <= b <= 0xEF:
+        return chr(0x800 if b == 0xE0 else (b - 0xE0) << 12)
+    if 0xF0 <= b <= 0xF4:
+        return chr(0x10000 if b == 0xF0 else (b - 0xF0) << 18)
+    return None
+
+
+_CHAR_OF = tuple(_char_of(b) for b in range(256))
+_TESTABLE = np.array([ch is not None for ch in _CHAR_OF])
+_ASCII = np.array([ord(ch) for ch in ALPHABET if ord(ch) < 0x80], dtype=np.int64)
