@@ -18,6 +18,7 @@ import numpy as np
 
 from ..automata.rules import RuleSet, byte_row
 from ..errors import GrammarError
+from .follow_sets import follow_sets
 
 ALWAYS, IF_FOLLOWS, IF_UNREAD, IF_UNREAD_ALLOWED = 1, 2, 3, 4  # a state's exit kind: it can call;
 # it can only return (where follow row 0 allows the byte); it is a greedy rule's accepting state
@@ -44,6 +45,7 @@ class ExitFilter:
         self._follow: dict[int, Optional[np.ndarray]] = {}
         self._kinds: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._checks: dict[int, np.ndarray] = {}  # greedy rule class -> its check rows (see checks)
+        self._follow_sets: Optional[list[np.ndarray]] = None
 
     def kinds(self, rep: int) -> tuple[np.ndarray, np.ndarray]:
         """(uint8 exit kind per state of rule class `rep`, the follow table: bool per row and
@@ -102,7 +104,9 @@ class ExitFilter:
                 rows[refused] = len(rows)
             kinds[q] = IF_UNREAD_ALLOWED + rows[refused]
         checked = self.rules.checks[rep] if getattr(self.rules, "return_checks", False) else {}
-        after = self._return_follow(rep, set()) if checked else None
+        if checked and self._follow_sets is None:
+            self._follow_sets = follow_sets(self.rules)
+        after = self._follow_sets[rep] if checked else None  # (follow_sets.py: it knows recursion)
         check_rows: dict[bytes, int] = {}
         per_state = np.zeros(accepting.size, dtype=np.uint8)
         for q, by_byte in checked.items():

@@ -19,7 +19,7 @@ ALL = (1 << 256) - 1
 
 
 def _dfa(node: ir.Node):
-    return _rule_dfa(node, 10_000, 10_000, 10.0)[0]
+    return _rule_dfa(node, 10_000, 10_000, 3600.0)[0]
 
 
 def test_a_number_returns_before_a_dot_only_where_no_digit_follows():

@@ -101,7 +101,9 @@ JUXTAPOSED = {  # expr: atom expr*, atom: NAME | DIGITS | "(" expr ")": "a1b" ne
 
 
 def _embedded(node: ir.Node) -> ir.Embedded:
-    return ir.Embedded(_rule_dfa(node, 10_000, 10_000, 10.0)[0])
+    """(Built at collection, maybe a process's first DFA: numba compiles the subset kernel
+    then, which on a cold CI machine took over the default 10 s limit.)"""
+    return ir.Embedded(_rule_dfa(node, 10_000, 10_000, 3600.0)[0])
 
 
 DIGITS = ir.repeat(ir.chars([(ord("0"), ord("9"))]), 1, None)
