@@ -44,9 +44,12 @@ def find_checks(names: Sequence[str], nodes: Sequence[ir.Node], greedy: Collecti
     rules that have some). `confirm(name, dfa, found)` keeps of them what the rule's own
     matcher agrees with (a regex engine's: grammar/lark/return_confirm.py)."""
     out: dict[str, dict[int, dict[int, int]]] = {}
+    wanted = getattr(confirm, "names", None)  # (a confirm may say up front which rules it keeps none of)
     for name, node in zip(names, nodes):
         dfa = getattr(node, "dfa", None) if type(node) is ir.Embedded else None
         if name not in greedy or name.startswith(CHECK_PREFIX) or not isinstance(dfa, DFA):
+            continue
+        if wanted is not None and name not in wanted:
             continue
         bits = refusals(refused.get(name, 0))
         at = (lambda q: bits) if type(bits) is int else bits.__getitem__  # type: ignore[union-attr]

@@ -5,7 +5,7 @@ state q before b1, where the byte after b1 is in C. Lark, though, takes what `re
 and a backtracking regex does not always fall back to the shorter match: a lookahead at the
 start (SQL's `(?!(select|from...)(?![a-z0-9_]))[a-z_][a-z0-9_]*`) fails the whole match on
 `select ` instead of ending it at `selec`. So each set is tried on the regex itself: a shortest
-text w that reaches q, then b1, then a second character of each byte class of C (up to three),
+text w that reaches q, then b1, then a second character of each byte class of C (its first and last),
 then a few tails; a class is kept only where every such match ends right after w. What is left
 out is refused as before (never a text Lark refuses accepted, where the samples speak for their
 classes).
@@ -14,7 +14,9 @@ classes).
 from __future__ import annotations
 
 import re
-from typing import Mapping, Optional, Sequence
+import re._constants as sre_constants  # (the parser Lark itself uses for widths)
+import re._parser as sre_parse
+from typing import Collection, Mapping, Optional
 
 import numpy as np
 
@@ -22,47 +24,73 @@ from ...automata.dfa import DFA
 from ...automata.refusals import END_OF_TEXT
 from ...automata.return_checks import Confirm
 
-TAILS = ("", " ", "a", "Z", "0", "_", ".", "-", "{", "}", "$", '"', "'", "\n", "\u00e9")
+TAILS = ("", " ", "a", "0", ".", "{", "$", '"', "\n", "\u00e9")
 ALPHABET = tuple(chr(c) for c in range(0x20, 0x7F)) + ("\t", "\n", "\r", "\u00e9", "\u4e2d", "\U0001f600")
-MAX_PER_CLASS = 3
+MAX_PER_CLASS = 2  # (its first and last byte)
 MAX_PAIRS = 512  # (state, byte) pairs tried per terminal; the rest are left out (refused as before)
 
 
-def regex_confirm(patterns: Mapping[str, str], terminals: Optional[Sequence[str]] = None) -> Confirm:
+class RegexConfirm:
     """The `confirm` of compile_rules for terminals whose regexes (as Lark matches them) are
-    `patterns` by rule name; a rule without one keeps no check. `terminals`: every terminal's
-    regex (None: not known); the end of the text after b1 is kept in a check only where one of
-    them matches b1 alone (else no text can end there: STRING's `'abc''`, a second string left
-    open, made SQL's masks chain checks for nothing)."""
-    alone: dict[int, bool] = {}
+    `patterns` by rule name; a rule without one keeps no check, and `names` (the rules
+    find_checks need look at) leaves out those whose regex opens with a lookaround: there a
+    failing assertion fails the whole match, nothing is given back (SQL's NAME: 264 pairs,
+    each refused by `re`, were ~2 ms of its compile). `singles`: the ASCII characters some
+    terminal matches alone (None: not known); the end of the text after b1 is kept in a check
+    only where b1 is one of them (else no text can end there: STRING's `'abc''`, a second
+    string left open, made SQL's masks chain checks for nothing)."""
 
-    def ends_after(b1: int) -> bool:
-        if terminals is None:
-            return True
-        if b1 not in alone:
-            alone[b1] = any(_full_match(t, chr(b1)) for t in terminals)
-        return alone[b1]
+    def __init__(self, patterns: Mapping[str, str], singles: Optional[Collection[int]] = None) -> None:
+        self.patterns = patterns
+        self.singles = singles
+        self.names = frozenset(name for name, regex in patterns.items() if not _opens_with_lookaround(regex))
 
-    def confirm(name: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[int, dict[int, int]]:
-        regex = patterns.get(name)
-        if regex is None:
+    def __call__(self, name: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[int, dict[int, int]]:
+        if name not in self.names:
             return {}
         out = {}
-        for q, by_byte in confirmed(regex, dfa, found).items():
-            kept = {b1: c if ends_after(b1) else c & ~END_OF_TEXT for b1, c in by_byte.items()}
+        for q, by_byte in confirmed(self.patterns[name], dfa, found).items():
+            kept = {b1: c if self._ends_after(b1) else c & ~END_OF_TEXT for b1, c in by_byte.items()}
             kept = {b1: c for b1, c in kept.items() if c}
             if kept:
                 out[q] = kept
         return out
 
-    return confirm
+    def _ends_after(self, b1: int) -> bool:
+        return self.singles is None or b1 in self.singles
 
 
-def _full_match(regex: str, text: str) -> bool:
-    try:
-        return re.fullmatch(regex, text) is not None
-    except re.error:
+regex_confirm = RegexConfirm
+
+
+def _opens_with_lookaround(regex: str) -> bool:
+    """Can an assertion come before the regex's first character (in some branch)? Unknown
+    (a regex `re` cannot parse) counts as yes."""
+    if "(?=" not in regex and "(?!" not in regex:  # (most terminals: no parse)
+        return False
+    if _GROUP_OPENINGS.sub("", regex, count=1).startswith(("(?=", "(?!")):  # (SQL's NAME: no parse of its 40 keywords)
         return True
+    try:
+        return _opens(sre_parse.parse(regex))
+    except Exception:
+        return True
+
+
+_GROUP_OPENINGS = re.compile(r"^(?:\((?:\?[a-zA-Z]*:)?)+")  # `(?:(?i:(` before what the regex reads first
+
+
+def _opens(seq) -> bool:  # type: ignore[no-untyped-def]
+    for op, av in seq:
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            return True
+        if op is sre_constants.AT:  # (an anchor reads nothing: look on)
+            continue
+        if op is sre_constants.SUBPATTERN:
+            return _opens(av[-1])
+        if op is sre_constants.BRANCH:
+            return any(_opens(branch) for branch in av[1])
+        return False
+    return False
 
 
 def confirmed(regex: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[int, dict[int, int]]:
@@ -102,7 +130,7 @@ def _agreed(compiled: re.Pattern, groups: list[list[int]], w: str, first: str, c
     if c & END_OF_TEXT and _ends_at(compiled, w + first, len(w)):
         out |= END_OF_TEXT
     for bytes_ in groups:
-        picks = bytes_ if len(bytes_) <= MAX_PER_CLASS else [bytes_[0], bytes_[len(bytes_) // 2], bytes_[-1]]
+        picks = bytes_ if len(bytes_) <= MAX_PER_CLASS else [bytes_[0], bytes_[-1]]
         if all(_ends_at(compiled, w + first + _CHAR_OF[b] + tail, len(w)) for b in picks for tail in TAILS):  # type: ignore[operator]
             out |= sum(1 << b for b in bytes_)
     return out
