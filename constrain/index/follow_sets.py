@@ -27,26 +27,32 @@ def follow_sets(rules: RuleSet) -> list[np.ndarray]:
     for c in range(n):
         if not rules.built(c):
             for k in rules.callees[c]:
-                direct[same[k]] = _ALL
+                direct[same[k]][:] = True
             continue
         rule = rules.rule(c)
+        reads = None
+        after: dict[int, np.ndarray] = {}  # return state -> what the caller reads there first
         for edges in rule.calls:
             for k, t in edges:
+                row = after.get(t)
+                if row is None:
+                    if reads is None:  # (one table lookup per rule, not per call edge)
+                        reads = rule.dfa.table[:, rule.dfa.byte_classes] >= 0
+                    row = after[t] = reads[t].copy()
+                    for k2, _ in rule.calls[t]:
+                        row |= _first(rules, same[k2], firsts)
                 m = same[k]
-                direct[m] = direct[m] | _reads(rules, c, t)
-                for k2, _ in rule.calls[t]:
-                    direct[m] = direct[m] | _first(rules, same[k2], firsts)
+                direct[m] |= row
                 if rule.dfa.accepting[t]:
                     up[m].add(same[c])
-    out = [d.copy() for d in direct]
+    out = direct
     changed = True
     while changed:
         changed = False
         for m in range(n):
             for u in up[m]:
-                grown = out[m] | out[u]
-                if not np.array_equal(grown, out[m]):
-                    out[m] = grown
+                if (out[u] & ~out[m]).any():
+                    out[m] |= out[u]
                     changed = True
     return [out[same[r]] for r in range(n)]
 
