@@ -183,10 +183,13 @@ def trusted_dfa(byte_classes: np.ndarray, call_classes: np.ndarray, table: np.nd
                 minimal: bool) -> DFA:
     """A DFA of arrays a kernel made well formed (int32 classes and table, bool accepting; no
     validation pass, whose reductions cost more than small DFAs do). Keeps `table` and
-    `accepting` (made read-only), copies the classes."""
+    `accepting` (made read-only), copies the classes. A table not in C order is copied into it:
+    the mask kernels are compiled for C-ordered tables, and an F-ordered one (a column gather's
+    result) made numba load a second version of them inside a mask (~18 ms)."""
     dfa = DFA.__new__(DFA)
     dfa.byte_classes = np.array(byte_classes, dtype=np.int32)
     dfa.call_classes = np.array(call_classes, dtype=np.int32)
+    table, accepting = np.ascontiguousarray(table), np.ascontiguousarray(accepting)
     dfa.table, dfa.accepting = table, accepting
     for arr in (dfa.byte_classes, dfa.call_classes, table, accepting):
         arr.setflags(write=False)
