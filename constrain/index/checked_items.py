@@ -17,6 +17,7 @@ import numpy as np
 from ..automata.refusals import END_OF_TEXT
 from ..automata.return_checks import CHECK_PREFIX
 from ..automata.rules import RuleSet
+from ..sorted_sets import sorted_unique
 from .items import Items
 from .summary import Summary, of_words
 from .trie import TokenTrie
@@ -151,3 +152,15 @@ def split_returns(trie: TokenTrie, tid: int, reads: np.ndarray, nodes: np.ndarra
         for d in np.unique(depths[same_byte]).tolist():
             checked.setdefault((tid, check, d), []).append(at[same_byte & (depths == d)])
     return nodes[~read]
+
+
+def walk_pops(items: Items, trie: TokenTrie, tid: int, nodes: np.ndarray, checks: np.ndarray,
+              check_bits: "dict[int, int]") -> tuple[int, ...]:
+    """A pushdown walk's pops on condition (nodes, and per node the CHECK rule class) as
+    checked items: one per check and depth."""
+    depths = trie.depth[nodes]
+    out = []
+    for check, depth in sorted(set(zip(checks.tolist(), depths.tolist()))):
+        at = sorted_unique(nodes[(checks == check) & (depths == depth)], trie.n_nodes)
+        out.append(items.nodes(tid, at, ascending=True, check=check_bits[check]))
+    return tuple(out)

@@ -37,7 +37,7 @@ from ..automata.stack_semantics import ALL_BYTES
 from ..errors import GrammarError, LimitExceededError
 from ..sorted_sets import sorted_unique
 from .boundaries import Boundaries
-from .checked_items import checks_of, cut, ends_only, root_returns, route_pop, split_returns
+from .checked_items import checks_of, cut, ends_only, root_returns, route_pop, split_returns, walk_pops
 from .first_reads import FirstReads
 from .follow import IF_FOLLOWS, IF_UNREAD_ALLOWED, follow_row
 from .items import EMPTY, ROOT, Items
@@ -206,7 +206,7 @@ class FrameSummaries:
             if sub is not None:  # one pushdown walk, callees and all
                 parts.extend(sub.parts)
                 for p in sub.pops:
-                    popped.setdefault(tid, []).append(self.items.get(p)[1])
+                    route_pop(self.items, p, popped, checked, a.tries)
                 continue
             if nodes is None:  # from the root: the first byte is read by q or by what q reaches
                 groups, tid = self._from_root(rep, q, forbidden, parts)
@@ -337,11 +337,10 @@ class FrameSummaries:
         return fb.bounds_without(tid, bounds, forbidden, a.kept_bounds).groups, tid
 
     def _walked(self, key: tuple[int, int, int], deadline: float) -> Optional[Summary]:
-        """The summary of a frame at a small node item (see _small): one pushdown walk, kept
-        (None where the walk met a return on condition of the byte after the next one).
-        A node whose byte nothing in the frame's closure reads is not walked: the frame reads
-        nothing there and pops there or not (a third of SQL's first walks read no node; most
-        nodes of $start's items, at every pop of a statement, are such)."""
+        """The summary of a frame at a small node item (see _small): one pushdown walk, kept (None
+        where a return on condition met a second one). A node whose byte nothing in the frame's
+        closure reads is not walked: the frame reads nothing there and pops there or not (a third
+        of SQL's first walks read no node; so are most nodes of $start's items)."""
         hit = self._memo.get(key)
         if hit is None:
             rep, q, item = key
@@ -357,13 +356,15 @@ class FrameSummaries:
                     unread = nodes[~read] if closure[1] else None
                     nodes = nodes[read]
             walked = self.pushdown.read(rep, q, self.a.tries[tid], nodes, deadline)
-            if walked is None:  # (it met a return on condition: summarized by walks and callees)
+            if walked is None:  # (a return on condition met another: summarized by walks and callees)
                 self._small_memo[key] = False
                 return None
-            words, pops = walked
+            words, pops, checked = walked
             if unread is not None:
                 pops = unread if pops is None else merged(pops, unread)  # (both ascending)
             popped = () if pops is None else (self.items.nodes(tid, pops, ascending=True),)
+            if checked is not None:
+                popped += walk_pops(self.items, self.a.tries[tid], tid, *checked, self._check_bits)
             hit = self._memo.setdefault(key, of_words(words, popped))
         return hit
 

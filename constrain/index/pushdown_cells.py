@@ -1,9 +1,13 @@
 """Stack cells for the pushdown walk (pushdown_walk.py): frames hash-consed on (state, parent),
 so equal stacks are equal ints, and each cell's closure (the stacks its frame reaches by calls
-and by its callees' returns before it returns itself) made once per walk.
+and by its callees' returns before it returns itself) made once per walk. A cell whose own
+state is a greedy rule's (a stack put under a CHECK frame: pushdown_walk.py) returns only
+where that state's end allows the byte: its closure says so (memo_pops 2), the walk checks it.
 
-Also the walk's status codes: a full buffer, a limit or a rule not flattened yet ends a walk
-with one, and its caller (pushdown_summary.py) retries, raises or flattens the rule.
+Also the walk's lookups in the flattened tables (a state's next state, a greedy end's
+refusals, the order its tails are read in) and its status codes: a full buffer, a limit or a
+rule not flattened yet ends a walk with one, and its caller (pushdown_summary.py) retries,
+raises or flattens the rule.
 numba does no bounds checking: every write below checks its capacity first.
 """
 
@@ -20,9 +24,53 @@ FULL_ENTRIES = 4  # the cells' closures outgrew entry_cap
 TOO_DEEP = 5  # a stack deeper than max_nesting
 TOO_MANY = 6  # more than max_stacks stacks after one byte
 OUT_OF_WORK = 7  # the work budget is spent (the caller checks its clock and may go on)
-CONDITIONAL = 8  # a greedy rule may return before a byte it reads, on condition of the next one
-# (automata/return_checks.py): the walk does not know that edge, the caller summarizes otherwise
+CONDITIONAL = 8  # a greedy rule under a CHECK frame may return before a byte it reads, on condition of
+# the next one again (automata/return_checks.py): the walk does not nest those, the caller summarizes otherwise
 NEED_RULE = 100  # 100 + k: rule class k is not flattened yet
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _next(g, b, rule_of, row_off, table, cls):
+    """Global state g after byte b (-1: dead)."""
+    return table[row_off[g] + cls[rule_of[g], b]]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _refuses(refused, g, b):
+    """Does a greedy rule's end in global state g refuse byte b next (a Lark terminal's end lookahead)?"""
+    return (refused[g, b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _next_tail(t0, n_tails, ti, second, on_condition, tl_c, tl_guard, b, refused, rule_of, row_off, table, cls,
+               chk_ptr, chk_byte, chk_rule):
+    """The next of a closure's tails (from t0, n_tails; ti the last taken) to expand for byte
+    b: in a first pass those without a guard, or whose greedy end neither reads b nor refuses
+    it; in a second, only where the first met one, those whose end reads b but may return
+    before it on condition of the byte after it (automata/return_checks.py). Returns (the
+    tail's cell, -2 when none is left; ti; second; on_condition; the CHECK rule class, or -1)."""
+    while True:
+        if ti + 1 == n_tails:
+            if second or not on_condition:
+                return -2, ti, second, on_condition, -1
+            second = True
+            ti = -1
+            continue
+        ti += 1
+        guard = tl_guard[t0 + ti]
+        if guard < 0:
+            if not second:
+                return tl_c[t0 + ti], ti, second, on_condition, -1
+        elif not _refuses(refused, guard, b):  # (a byte it reads is refused, but where it returns on condition)
+            if _next(guard, b, rule_of, row_off, table, cls) < 0:
+                if not second:
+                    return tl_c[t0 + ti], ti, second, on_condition, -1
+            elif not second:
+                on_condition = True
+            else:
+                for c in range(chk_ptr[guard], chk_ptr[guard + 1]):
+                    if chk_byte[c] == b:
+                        return tl_c[t0 + ti], ti, second, on_condition, chk_rule[c]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -65,11 +113,12 @@ def _union(a, b, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells):
 
 @numba.njit(cache=True, nogil=True)
 def _close_cell(x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent, work_g, work_p,
-                memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr, call_rule, call_ret, start,
+                memo_start, memo_n, memo_pops, accepting, greedy, reads_any, call_ptr, call_rule, call_ret, start,
                 max_nesting):
     """The closure of cell x's frame: the stacks reachable by calls and by callees' returns
     before the frame itself returns (kept: those whose top reads a byte), and whether it can
-    return. Returns (status, n_cells, n_ent, work)."""
+    return (memo_pops: 1, or 2 where its state is greedy and its end may refuse the byte).
+    Returns (status, n_cells, n_ent, work)."""
     ms = n_ent
     par = cell_p[x]
     pops_x = 0
@@ -125,5 +174,5 @@ def _close_cell(x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, 
             kept += 1
     memo_start[x] = ms
     memo_n[x] = kept - ms
-    memo_pops[x] = pops_x
+    memo_pops[x] = 2 if pops_x and greedy[cell_g[x]] else pops_x
     return OK, n_cells, kept, work + work * work // 16

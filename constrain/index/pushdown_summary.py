@@ -42,10 +42,11 @@ class PushdownSummaries:
         self.nodes_visited = 0
 
     def read(self, rep: int, q: int, trie: TokenTrie, nodes: np.ndarray, deadline: float
-             ) -> Optional[tuple[np.ndarray, Optional[np.ndarray]]]:
+             ) -> Optional[tuple[np.ndarray, Optional[np.ndarray], Optional[tuple[np.ndarray, np.ndarray]]]]:
         """(the words of the tokens frame (rep, q) reads from `nodes` without popping, the nodes
-        where it pops, ascending; None if none); None where the walk met a return on condition
-        of the byte after the next one (the caller summarizes the frame otherwise)."""
+        where it pops, ascending, or None; where it pops on condition of the byte after the
+        next one, (nodes, CHECK rule classes), or None); None where such a return met a second
+        one (the caller summarizes the frame otherwise)."""
         tables = self.tables
         g0 = np.int32(tables.state(rep, q))
         caps = self.caps
@@ -55,9 +56,12 @@ class PushdownSummaries:
                 raise LimitExceededError("seconds for one mask", self.mask_seconds, "Limits(max_mask_seconds=...)")
             words = np.zeros(trie.n_words, dtype=np.uint32)
             pops = np.empty(caps[2], dtype=np.int32)
-            status, n_pops, visited, ordered = summary_walk(
+            cpops = np.empty(caps[2], dtype=np.int32)
+            cpop_rule = np.empty(caps[2], dtype=np.int32)
+            status, n_pops, n_cpops, visited, ordered = summary_walk(
                 trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names,
-                *tables.arrays(), g0, nodes, words, pops, caps[0], caps[1], caps[3], self.max_nesting, self.max_stacks, budget,
+                *tables.arrays(), g0, nodes, words, pops, cpops, cpop_rule, caps[0], caps[1], caps[3], self.max_nesting,
+                self.max_stacks, budget,
             )
             self.nodes_visited += visited
             if status == OK:
@@ -80,9 +84,10 @@ class PushdownSummaries:
                 caps = self.caps = tuple(c * 4 if j == k else c for j, c in enumerate(caps))
             else:
                 raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
+        checked = (cpops[:n_cpops].copy(), cpop_rule[:n_cpops].copy()) if n_cpops else None
         if not n_pops:
-            return words, None
-        return words, pops[:n_pops].copy() if ordered else sorted_unique(pops[:n_pops], trie.n_nodes)
+            return words, None, checked
+        return words, pops[:n_pops].copy() if ordered else sorted_unique(pops[:n_pops], trie.n_nodes), checked
 
 
 _warm = [False]
@@ -106,8 +111,9 @@ def warm_up() -> None:
             one, np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int32), np.zeros((1, 256), dtype=np.int32),
             np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros((1, 4), dtype=np.uint64),
             np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(), np.zeros(1, dtype=np.uint8),
+            np.zeros(2, dtype=np.int32), one.copy(), one.copy(),
             np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
-            np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
+            np.zeros(4, dtype=np.int32), np.zeros(4, dtype=np.int32), np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
         )
         readable_subtrees_within(one, trie.byte, trie.end, np.ones(256, dtype=np.bool_), 16)
         merged_ascending(one, one)

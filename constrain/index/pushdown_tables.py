@@ -5,8 +5,10 @@ its rule class, where its row starts in the flat transition table (`row_off`), w
 accepts, whether its rule is greedy (a Lark terminal's longest match; the bytes its end there
 refuses next, those it reads included but those it may return before on condition of the byte
 after them, automata/return_checks.py, `refused`: 4 uint64 words), whether it reads any run
-of name bytes (name_runs.py), and its call edges
-(`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state).
+of name bytes (name_runs.py), its call edges
+(`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state), and
+a greedy state's returns on condition (`chk_ptr` into `chk_byte` / `chk_rule`: the byte it may
+return before and the class of the CHECK rule pushed after it).
 `cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
 walk never needs a rule's offset. `start[rule]` is the global id of the rule's state 0, or -1
 while the rule is not flattened yet: rules are built lazily (rules.RuleSet), so a walk that
@@ -53,6 +55,10 @@ class PushdownTables:
         self.n_calls = 0
         self.call_rule = np.zeros(64, dtype=np.int32)
         self.call_ret = np.zeros(64, dtype=np.int32)
+        self.chk_ptr = np.zeros(65, dtype=np.int32)
+        self.n_chk = 0
+        self.chk_byte = np.zeros(16, dtype=np.int32)
+        self.chk_rule = np.zeros(16, dtype=np.int32)
         self._lock = threading.Lock()
         self._snapshot: tuple = ()
 
@@ -82,6 +88,7 @@ class PushdownTables:
             self.free = _grown(self.free, top)
             self.refused = _grown(self.refused, top)
             self.call_ptr = _grown(self.call_ptr, top + 1)
+            self.chk_ptr = _grown(self.chk_ptr, top + 1)
             self.table = _grown(self.table, self.n_table + n * width)
             table = dfa.table.astype(np.int32)
             alive = table >= 0
@@ -92,13 +99,21 @@ class PushdownTables:
             self.accepting[base:top] = dfa.accepting
             greedy = bool(getattr(rules, "any_greedy", False) and rules.greedy[rep])
             self.greedy[base:top] = greedy
-            if greedy:  # (what it reads is refused too, but where it returns on condition: the walk stops there)
+            checks = rules.checks[rep] if greedy and getattr(rules, "return_checks", False) else {}
+            if greedy:  # (what it reads is refused too, but where it returns on condition: chk_*)
                 reads = np.packbits(dfa.table[:, dfa.byte_classes] >= 0, axis=1, bitorder="little")
-                checks = rules.checks[rep] if getattr(rules, "return_checks", False) else {}
                 for q in np.flatnonzero(dfa.accepting).tolist():
                     bits = rules.refused_at(rep, q) | int.from_bytes(reads[q].tobytes(), "little")
                     bits &= ~sum(1 << b for b in checks.get(q, ()))
                     self.refused[base + q] = [bits >> (64 * w) & 0xFFFF_FFFF_FFFF_FFFF for w in range(4)]
+            pairs = [(q, b, rules.same[k]) for q in range(n) for b, k in sorted(checks.get(q, {}).items())]
+            self.chk_byte = _grown(self.chk_byte, self.n_chk + len(pairs))
+            self.chk_rule = _grown(self.chk_rule, self.n_chk + len(pairs))
+            self.chk_byte[self.n_chk : self.n_chk + len(pairs)] = [b for _, b, _ in pairs]
+            self.chk_rule[self.n_chk : self.n_chk + len(pairs)] = [k for _, _, k in pairs]
+            per_state = np.bincount(np.array([q for q, _, _ in pairs], dtype=np.int64), minlength=n)
+            self.chk_ptr[base + 1 : top + 1] = np.cumsum(per_state) + self.n_chk
+            self.n_chk += len(pairs)
             used = np.zeros(width, dtype=np.bool_)  # (the classes some byte has)
             used[dfa.byte_classes] = True
             self.reads_any[base:top] = alive[:, used].any(axis=1)
@@ -121,12 +136,14 @@ class PushdownTables:
 
     def arrays(self) -> tuple:
         """(rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr,
-        call_rule, call_ret, start, free): views that later growth does not change."""
+        call_rule, call_ret, start, free, chk_ptr, chk_byte, chk_rule): views that later growth
+        does not change."""
         snap = self._snapshot
         if not snap:
             with self._lock:
                 snap = self._snapshot = (
                     self.rule_of, self.row_off, self.table, self.cls.copy(), self.accepting, self.greedy, self.refused,
                     self.reads_any, self.call_ptr, self.call_rule, self.call_ret, self.start.copy(), self.free,
+                    self.chk_ptr, self.chk_byte, self.chk_rule,
                 )
         return snap

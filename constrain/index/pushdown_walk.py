@@ -17,8 +17,10 @@ walk and reused by every stack over it; a top's return is kept as a *tail* (the 
 and expanded only for a byte that can follow. A greedy rule (a Lark terminal's longest match)
 returns only before a byte it cannot read nor its end there refuses (`refused`, 256 bits per
 global state, the bytes it reads set too): its tail carries that state as a *guard*. A byte it
-reads left clear there is a return on condition of the byte after it (automata/return_checks.py),
-an edge the walk does not know: met, it ends with CONDITIONAL. Stacks whose top
+reads left clear there is a return on condition of the byte after it (automata/return_checks.py):
+the stacks made by reading it from the tail's cells get the CHECK rule's frame on top, and a pop
+there is a *checked pop* (checked_items.py); such tails come after the plain ones, whose cells
+they do not read again (a CHECK only narrows). Stacks whose top
 calls nothing (a terminal) and differ only below are one entry over a *union* cell of their
 parents (pushdown_cells._union), read member by member only where the top returns: along a
 dash run a comment opened at every depth is one stack, not one per depth. The stacks after
@@ -27,9 +29,8 @@ once per node and read by each child. Where a stack of that closure reads any ru
 (`free`, per global state) and a child's subtree holds name bytes only (`names`, per trie node),
 the subtree's tokens are marked whole, its pops unrecorded (name_runs.py says why no mask changes).
 
-numba does no bounds checking: every capacity below is checked before a write, and a full
-buffer ends the walk with a status that makes the caller retry with larger ones (CI runs these
-tests with NUMBA_BOUNDSCHECK=1).
+numba does no bounds checking: every capacity is checked before a write; a full buffer ends the
+walk with a status that makes the caller retry with larger ones (CI: NUMBA_BOUNDSCHECK=1 too).
 """
 
 from __future__ import annotations
@@ -39,34 +40,25 @@ import numpy as np
 
 from .pushdown_cells import (  # noqa: F401 - the statuses are the walk's too
     CONDITIONAL, FULL_CELLS, FULL_ENTRIES, FULL_LEVELS, FULL_POPS, NEED_RULE, OK, OUT_OF_WORK, TOO_DEEP, TOO_MANY,
-    UNION, _close_cell, _cons, _union,
+    UNION, _close_cell, _cons, _next, _next_tail, _refuses, _union,
 )
 from .walk import _mark_subtree, _mark_tokens
 
 _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by their cells beyond
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _next(g, b, rule_of, row_off, table, cls):
-    return table[row_off[g] + cls[rule_of[g], b]]
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _refuses(refused, g, b):
-    """Does a greedy rule's end in global state g refuse byte b next (a Lark terminal's end lookahead)?"""
-    return (refused[g, b >> 6] >> np.uint64(b & 63)) & np.uint64(1) != 0
-
-
 @numba.njit(cache=True, nogil=True)
 def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                  rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr, call_rule, call_ret, start,
-                 free, g0, firsts, out, pops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks, budget):
+                 free, chk_ptr, chk_byte, chk_rule, g0, firsts, out, pops, cpops, cpop_rule, cell_cap, level_cap, entry_cap,
+                 max_nesting, max_stacks, budget):
     """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
     of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
-    still on the stack; write into `pops` the nodes where it pops (before their byte). Returns
-    (status, pops written, nodes visited, whether the pops are ascending). (One function: numba calls with this many arrays
-    cost more per node than the work they would share.)"""
-    n_pops = 0
+    still on the stack; write into `pops` the nodes where it pops (before their byte), into
+    `cpops`, `cpop_rule` those where it pops on condition, with the CHECK rule class. Returns
+    (status, pops written, checked pops written, nodes visited, whether the pops ascend). (One
+    function: numba calls with this many arrays cost more per node than the work they share.)"""
+    n_pops, n_cpops = 0, 0
     ordered = True  # the pops ascending, no repeats (starts inside others' subtrees break it)
     visited = 0
     work = 0
@@ -160,7 +152,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                 n_new = sc_n[b]
                 popped = sc_pop[b] != 0
                 if out0 + n_new > level_cap:
-                    return FULL_LEVELS, n_pops, visited, ordered
+                    return FULL_LEVELS, n_pops, n_cpops, visited, ordered
                 lv_g[out0 : out0 + n_new] = sc_g[sc_start[b] : sc_start[b] + n_new]
                 lv_p[out0 : out0 + n_new] = sc_p[sc_start[b] : sc_start[b] + n_new]
             else:
@@ -178,7 +170,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                         par = lv_p[e]
                         if call_ptr[g] == call_ptr[g + 1]:
                             if c0 + nc == level_cap:
-                                return FULL_LEVELS, n_pops, visited, ordered
+                                return FULL_LEVELS, n_pops, n_cpops, visited, ordered
                             cl_g[c0 + nc] = g
                             cl_p[c0 + nc] = par
                             nc += 1
@@ -188,28 +180,28 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                         else:
                             depth = 1 if par < 0 else cell_d[par] + 1
                             if depth > max_nesting:
-                                return TOO_DEEP, n_pops, visited, ordered
+                                return TOO_DEEP, n_pops, n_cpops, visited, ordered
                             x, n_cells = _cons(g, par, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
                             if x < 0:
-                                return FULL_CELLS, n_pops, visited, ordered
+                                return FULL_CELLS, n_pops, n_cpops, visited, ordered
                             if memo_start[x] < 0:
                                 status, n_cells, n_ent, w = _close_cell(
                                     x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent,
-                                    work_g, work_p, memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr,
+                                    work_g, work_p, memo_start, memo_n, memo_pops, accepting, greedy, reads_any, call_ptr,
                                     call_rule, call_ret, start, max_nesting)
                                 work += w
                                 if status != OK:
-                                    return status, n_pops, visited, ordered
+                                    return status, n_pops, n_cpops, visited, ordered
                             ms = memo_start[x]
                             if c0 + nc + memo_n[x] > level_cap:
-                                return FULL_LEVELS, n_pops, visited, ordered
+                                return FULL_LEVELS, n_pops, n_cpops, visited, ordered
                             for j in range(ms, ms + memo_n[x]):
                                 cl_g[c0 + nc] = ent_g[j]
                                 cl_p[c0 + nc] = ent_p[j]
                                 nc += 1
                             if not memo_pops[x]:
                                 continue
-                            guard = -1
+                            guard = g if memo_pops[x] == 2 else -1
                         dup = False
                         for j in range(t0, t0 + nt):
                             if tl_c[j] == par and tl_guard[j] == guard:
@@ -217,7 +209,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                                 break
                         if not dup:
                             if t0 + nt == level_cap:
-                                return FULL_LEVELS, n_pops, visited, ordered
+                                return FULL_LEVELS, n_pops, n_cpops, visited, ordered
                             tl_c[t0 + nt] = par
                             tl_guard[t0 + nt] = guard
                             nt += 1
@@ -236,51 +228,70 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                         free0 = fr
                     work += nc + nt
                     if work > budget:
-                        return OUT_OF_WORK, n_pops, visited, ordered
+                        return OUT_OF_WORK, n_pops, n_cpops, visited, ordered
                 if cl_free[pd] & names[i]:  # (a stack reads the whole subtree, the frame on: name_runs.py)
                     _mark_subtree(i, end, tok_ptr, tok_ids, out)
                     i = end[i]
                     continue
                 # -- read b: the closure's stacks, then each tail's cells where b may follow
+                # (plain tails first, then those on condition: each under its CHECK frame)
                 tick += 1
+                plain_tick = tick  # (the stamp of the cells read without condition)
                 t0 = tl_start[pd]
                 n_tails = tl_n[pd]
-                ti = -1  # the tail being expanded; -1 while reading the closure's own stacks
+                ti = -1  # the tail being expanded
+                on_condition = False  # a tail returns before b on condition (the second pass's)
+                second = False
+                wrap, chk = -1, -1  # in the second pass: the CHECK state on top of what is read, its class
+                own = True  # j indexes the closure's own stacks, not a cell's closure
                 x = -2  # the tail's cell being read (-2: none)
                 j = cl_start[pd]
                 j_end = j + cl_n[pd]
                 work += cl_n[pd]
+                cpops_before = n_cpops
                 while True:
                     if j == j_end:  # the next cell: up the current tail, a union's other parent, or the next tail's
-                        if x >= 0 and memo_pops[x]:
-                            x = cell_p[x]
+                        up = -2
+                        if x >= 0 and memo_pops[x] == 1:
+                            up = cell_p[x]
+                        elif x >= 0 and memo_pops[x] == 2 and not _refuses(refused, cell_g[x], b):
+                            if _next(cell_g[x], b, rule_of, row_off, table, cls) >= 0:  # (on condition again)
+                                return CONDITIONAL, n_pops, n_cpops, visited, ordered
+                            up = cell_p[x]
+                        if up != -2:
+                            x = up
                         elif n_wl > 0:
                             n_wl -= 1
                             x = wl[n_wl]
                         else:
-                            x = -2
-                            while x == -2 and ti + 1 < n_tails:
-                                ti += 1
-                                guard = tl_guard[t0 + ti]
-                                if guard < 0:
-                                    x = tl_c[t0 + ti]
-                                elif not _refuses(refused, guard, b):  # (a byte it reads is refused
-                                    if _next(guard, b, rule_of, row_off, table, cls) >= 0:  # unless a
-                                        return CONDITIONAL, n_pops, visited, ordered  # return checks it)
-                                    x = tl_c[t0 + ti]
+                            x, ti, second, on_condition, chk = _next_tail(
+                                t0, n_tails, ti, second, on_condition, tl_c, tl_guard, b, refused, rule_of, row_off,
+                                table, cls, chk_ptr, chk_byte, chk_rule)
                             if x == -2:
                                 break
+                            if chk >= 0:  # (on condition: what is read from here on goes under the CHECK)
+                                wrap = start[chk]
+                                if wrap < 0:
+                                    return NEED_RULE + chk, n_pops, n_cpops, visited, ordered
+                                tick += 1  # (a fresh stamp for each tail on condition)
                         if x == -1:  # the bottom frame returns before b
-                            popped = True
+                            if wrap < 0:
+                                popped = True
+                            elif not popped:  # (a plain pop holds the checked one)
+                                if n_cpops == cpops.shape[0]:
+                                    return FULL_POPS, n_pops, n_cpops, visited, ordered
+                                cpops[n_cpops] = i
+                                cpop_rule[n_cpops] = chk
+                                n_cpops += 1
                             x = -2
                             continue
-                        if cstamp[x] == tick:  # (read for this byte already)
+                        if cstamp[x] == tick or cstamp[x] == plain_tick:  # (read for this byte already)
                             x = -2
                             continue
                         cstamp[x] = tick
                         if cell_g[x] < 0:  # a union of two parents: each read in turn
                             if n_wl + 2 > wl.shape[0]:
-                                return FULL_CELLS, n_pops, visited, ordered
+                                return FULL_CELLS, n_pops, n_cpops, visited, ordered
                             wl[n_wl] = UNION - cell_g[x]
                             wl[n_wl + 1] = cell_p[x]
                             n_wl += 2
@@ -289,16 +300,17 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                         if memo_start[x] < 0:
                             status, n_cells, n_ent, w = _close_cell(
                                 x, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells, ent_g, ent_p, n_ent,
-                                work_g, work_p, memo_start, memo_n, memo_pops, accepting, reads_any, call_ptr,
+                                work_g, work_p, memo_start, memo_n, memo_pops, accepting, greedy, reads_any, call_ptr,
                                 call_rule, call_ret, start, max_nesting)
                             work += w
                             if status != OK:
-                                return status, n_pops, visited, ordered
+                                return status, n_pops, n_cpops, visited, ordered
                         j = memo_start[x]
                         j_end = j + memo_n[x]
+                        own = False
                         work += memo_n[x]
                         continue
-                    if ti < 0:  # one stack reads b
+                    if own:  # one stack reads b
                         h = cl_g[j]
                         q = cl_p[j]
                     else:
@@ -308,6 +320,15 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                     t = _next(h, b, rule_of, row_off, table, cls)
                     if t < 0:
                         continue
+                    if wrap >= 0:  # (on condition: the stack goes under its CHECK frame)
+                        depth = 1 if q < 0 else cell_d[q] + 1
+                        if depth + 1 > max_nesting:
+                            return TOO_DEEP, n_pops, n_cpops, visited, ordered
+                        y, n_cells = _cons(t, q, depth, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
+                        if y < 0:
+                            return FULL_CELLS, n_pops, n_cpops, visited, ordered
+                        t = wrap
+                        q = np.int32(y)
                     pos = out0 + n_new
                     if call_ptr[t] == call_ptr[t + 1]:  # a top that calls nothing: its parent matters
                         if gstamp[t] >> 32 == tick:  # only where it returns, so one entry over the parents
@@ -316,7 +337,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                             if qq != q:
                                 u, n_cells = _union(qq, q, cell_g, cell_p, cell_d, hkeys, hvals, hmask, n_cells)
                                 if u < 0:
-                                    return FULL_CELLS, n_pops, visited, ordered
+                                    return FULL_CELLS, n_pops, n_cpops, visited, ordered
                                 lv_p[jj] = u
                             continue
                         gstamp[t] = (tick << 32) | pos
@@ -335,25 +356,25 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                                 y, n_cells = _cons(lv_g[jj], qq, 1 if qq < 0 else cell_d[qq] + 1, cell_g, cell_p,
                                                    cell_d, hkeys, hvals, hmask, n_cells)
                                 if y < 0:
-                                    return FULL_CELLS, n_pops, visited, ordered
+                                    return FULL_CELLS, n_pops, n_cpops, visited, ordered
                                 lstamp[y] = tick
                         y, n_cells = _cons(t, q, 1 if q < 0 else cell_d[q] + 1, cell_g, cell_p, cell_d, hkeys,
                                            hvals, hmask, n_cells)
                         if y < 0:
-                            return FULL_CELLS, n_pops, visited, ordered
+                            return FULL_CELLS, n_pops, n_cpops, visited, ordered
                         if lstamp[y] == tick:
                             continue
                         lstamp[y] = tick
                     if pos == level_cap:
-                        return FULL_LEVELS, n_pops, visited, ordered
+                        return FULL_LEVELS, n_pops, n_cpops, visited, ordered
                     if n_new == max_stacks:
-                        return TOO_MANY, n_pops, visited, ordered
+                        return TOO_MANY, n_pops, n_cpops, visited, ordered
                     lv_g[pos] = t
                     lv_p[pos] = q
                     n_new += 1
-                if i == f:  # (kept for the later starts with this byte)
-                    if n_sc + n_new > level_cap:
-                        return FULL_LEVELS, n_pops, visited, ordered
+                if i == f and n_cpops == cpops_before:  # (kept for the later starts with this byte;
+                    if n_sc + n_new > level_cap:  # not where it popped on condition: that is not kept)
+                        return FULL_LEVELS, n_pops, n_cpops, visited, ordered
                     sc_start[b] = n_sc
                     sc_n[b] = n_new
                     sc_pop[b] = popped
@@ -362,7 +383,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                     n_sc += n_new
             if popped:
                 if n_pops == pops.shape[0]:
-                    return FULL_POPS, n_pops, visited, ordered
+                    return FULL_POPS, n_pops, n_cpops, visited, ordered
                 if n_pops and pops[n_pops - 1] >= i:
                     ordered = False
                 pops[n_pops] = i
@@ -375,4 +396,4 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
             lvl_tag[d] = walk_tag | np.int64(i)
             _mark_tokens(i, tok1, tok_ptr, tok_ids, out)
             i += 1
-    return OK, n_pops, visited, ordered
+    return OK, n_pops, n_cpops, visited, ordered

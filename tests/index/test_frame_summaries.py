@@ -129,15 +129,17 @@ def test_items_whose_closure_reads_some_nodes_walk_those_only(sql):
         mixed += bool(closure[0][trie.byte[nodes]].any())
         summary = fs._walked((r, q, fs.items.nodes(0, nodes)), float("inf"))
         walked = fs.pushdown.read(r, q, trie, nodes, float("inf"))
-        if walked is None:  # (it met a return on condition of the byte after the next one: not walked)
+        if walked is None:  # (a return on condition met another: not walked)
             assert summary is None
             continue
-        words, pops = walked
+        words, pops, checked_pops = walked
         got = np.zeros(trie.n_words, dtype=np.uint32)
         summary.or_into(got)
         assert np.array_equal(got, words), (a.rules.names[r], q)
-        got_pops = [fs.items.get(p)[1].tolist() for p in summary.pops]
+        got_pops = [fs.items.get(p)[1].tolist() for p in summary.pops if not fs.items.get(p)[2]]
         assert got_pops == ([] if pops is None else [pops.tolist()]), (a.rules.names[r], q)
+        got_checked = sorted(n for p in summary.pops if fs.items.get(p)[2] for n in fs.items.get(p)[1].tolist())
+        assert got_checked == ([] if checked_pops is None else sorted(set(checked_pops[0].tolist()))), (a.rules.names[r], q)
     assert mixed > 3
 
 

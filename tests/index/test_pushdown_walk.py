@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from constrain import Compiler, LimitExceededError, Limits, Matcher, grammars
+from constrain import Compiler, LimitExceededError, Limits, Matcher, Vocabulary, grammars
 from constrain.automata.nfa import nfa_states
 from constrain.automata.rules import EAGER_NFA_STATES
 from constrain.index.frame_summaries import FrameSummaries
@@ -79,6 +79,7 @@ def test_full_buffers_are_retried_with_larger_ones(llama3):
 
 @pytest.mark.parametrize("text", [
     grammars.load("sql"), 'start: A B C?\nA: /[a-z]+(?![0-9~])/\nB: /[0-9]|[+]|[?](?![a-z])/\nC: /x(?=y)/ "y"',
+    'start: (TEXT | "{{" /[a-z]+/ "}}" | "{%" /[a-z]+/ "%}")*\nTEXT: /([^{]|\\{(?![{%]))+/',
 ])
 def test_tables_are_the_rules_dfas(llama3, text):
     """Every state, byte and call edge of every rule, flattened (rules built on first use
@@ -91,7 +92,7 @@ def test_tables_are_the_rules_dfas(llama3, text):
         dfa, calls, _ = rules.rule(rep)
         base = tables.state(rep, 0)
         (rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr, call_rule, call_ret, start,
-         free) = tables.arrays()
+         free, chk_ptr, chk_byte, chk_rule) = tables.arrays()
         assert start[rep] == base
         for q in range(dfa.n_states):
             g_q = base + q
@@ -108,6 +109,9 @@ def test_tables_are_the_rules_dfas(llama3, text):
             assert sum(int(w) << (64 * k) for k, w in enumerate(refused[g_q])) == want_refused & ((1 << 256) - 1)
             edges = [(int(call_rule[c]), int(call_ret[c])) for c in range(call_ptr[g_q], call_ptr[g_q + 1])]
             assert edges == [(rules.same[k], base + t) for k, t in calls[q]]
+            on_condition = [(int(chk_byte[c]), int(chk_rule[c])) for c in range(chk_ptr[g_q], chk_ptr[g_q + 1])]
+            want_checks = rules.checks[rep].get(q, {}) if rules.greedy[rep] else {}
+            assert on_condition == sorted((b, rules.same[k]) for b, k in want_checks.items())
 
 
 def test_limits_stop_a_walk_with_the_knob_named(llama3):
@@ -203,3 +207,59 @@ def test_a_union_cell_holds_its_two_parents_the_bottom_frame_included():
         again, n2 = _union(a, b, cell_g, cell_p, cell_d, hkeys, hvals, mask, n)
         assert again == u and n2 == n  # (hash-consed)
     assert cell_g[c] == 7  # (a rule state: never below 0)
+
+
+TEMPLATE = 'start: (TEXT | "{{" NAME "}}" | "{%" NAME (" " NAME)* "%}")*\nNAME: /[a-z]+/\nTEXT: /([^{]|\\{(?![{%]))+/'
+HCL = 'start: "\\"" (CHARS | "${" /[a-z]+/ "}" | /\\$\\$\\{[^}]*\\}/)* "\\""\nCHARS: /(?:[^"\\\\$]|\\\\.|\\$(?!\\$?\\{))+/'
+
+
+@pytest.mark.parametrize("text, doc, walked_checks", [
+    (TEMPLATE, "Hi {{name}}, {x} {y{{a}}{%if b c%}{ {%z%}{{q}}{", True),
+    (HCL, '"a$b${c}d$x${e}f"', True),
+    (grammars.load("sql"), "SELECT CASE WHEN a THEN 1ELSE 2e5 END, x FROM t WHERE a = 1 OR 1E2 > b;", False),
+])
+def test_walks_pop_on_condition_as_the_python_summaries_do(llama3, text, doc, walked_checks):
+    """Terminals that may end before a byte they read, on condition of the byte after it
+    (template text before `{{` or `{%`, string text before `${`, a number before `E`): a walk
+    puts what the frames below read there under the CHECK frame, and pops there on condition
+    (checked items), giving the masks of the frame-by-frame summaries, along the text's tokens
+    and byte by byte; and the walks do meet such returns."""
+    fast = Compiler(llama3).compile_lark(text)
+    slow = Compiler(llama3).compile_lark(text)
+    _python_only(slow)
+    token_ids = [llama3.token_bytes.index(t) for t in _greedy_tokens(llama3, doc.encode())]
+    char_ids = [llama3.token_bytes.index(bytes([c])) for c in doc.encode()]
+    for ids in (token_ids, char_ids):
+        m_fast, m_slow = Matcher(fast), Matcher(slow)
+        for k, tid in enumerate(ids):
+            assert np.array_equal(_mask(m_fast, llama3), _mask(m_slow, llama3)), k
+            assert m_fast.accept_token(tid) and m_slow.accept_token(tid), k
+        assert m_fast.is_accepting()
+    fs = fast.automaton.summaries
+    walked = [s for k, s in fs._memo.items() if fs._small_memo.get(k)]
+    assert any(fs.items.get(p)[2] for s in walked for p in s.pops) or not walked_checks  # (checked pops from walks)
+
+
+def test_what_is_read_after_a_return_on_condition_stays_under_its_check():
+    """Inside one walk (a frame at the node after `ab`, in a token that crosses T and W):
+    T ends before `P` only where `h` does not follow (`iPh` is T's longer match), and W, read
+    after such a return, still ends only before a byte it cannot read. A vocabulary made for
+    it (every byte, and tokens that cross those edges): the walk gives the masks of the
+    frame-by-frame summaries. Without the CHECK frame on what is read after the return,
+    `ab=iPhone` got through; with W's end unguarded under it, `ab=iPP1` (W is `PP`: V cannot read `1`)."""
+    grammar = 'start: NAME "=" T (W V)?\nNAME: /[a-z]+/\nT: /i(Ph)?/\nW: /P+/\nV: /P[0-9]|[a-z]+/'
+    crossing = [b"ab=iPhone", b"ab=iPP1", b"ab=iPa", b"ab=iPP", b"=iPP1", b"ab=iPh", b"b=iPP1", b"ab=iP1"]
+    vocab = Vocabulary([bytes([b]) for b in range(256)] + crossing + [b"<eos>"], {256 + len(crossing)}, {256 + len(crossing)})
+    fast = Compiler(vocab).compile_lark(grammar)
+    slow = Compiler(vocab).compile_lark(grammar)
+    _python_only(slow)
+    for text in (b"ab=i", b"ab=iPh", b"x=iPPa"):
+        m_fast, m_slow = Matcher(fast), Matcher(slow)
+        for k, byte in enumerate(text):
+            assert np.array_equal(_mask(m_fast, vocab), _mask(m_slow, vocab)), (text, k)
+            assert m_fast.accept_token(byte) and m_slow.accept_token(byte), (text, k)
+    first = Matcher(fast).allowed_token_ids().tolist()
+    assert vocab.token_bytes.index(b"ab=iPa") in first and vocab.token_bytes.index(b"ab=iPhone") not in first
+    assert vocab.token_bytes.index(b"ab=iPP1") not in first
+    fs = fast.automaton.summaries
+    assert any(fs._small_memo.get(k) for k in fs._memo)  # (walked, not summarized frame by frame)
