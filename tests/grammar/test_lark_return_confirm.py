@@ -72,3 +72,27 @@ def test_sql_keeps_no_check_on_names_and_accepts_a_number_before_a_keyword(llama
     text = "SELECT CASE WHEN a THEN 1ELSE 0 END;"
     assert lark.Lark(grammars.load("sql")).parse(text) and sql.accepts(text.encode())
     assert not sql.accepts(b"SELECT select;")
+
+
+@pytest.mark.parametrize("grammar, text", [
+    ("start: T B\nT: /a(?:b\\b)?/\nB: /b\u00d7/", "ab\u00d7"),  # `\b` before a character of two bytes
+    ("start: T B\nT: /a(?:b(?!\u00c0))?/\nB: /b\u00c1/", "ab\u00c1"),  # a lookahead of one such character
+    ("start: T B\nT: /a(?:b(?=cd))?/\nB: /bcd/", "abcd"),  # a lookahead of two characters
+    ("start: T B\nT: /a(?:b(?=c\\d))?/\nB: /bc\\d/", "abc1"),
+    ("start: T B\nT: /a(?:b$)?/\nB: /b\\n/", "ab\n"),  # `$` matches before a final newline
+])
+def test_a_second_byte_comes_only_from_an_end_refusal_that_is_exact(grammar, text, llama3):
+    """An end that refuses more than Lark does (end_window.py: a window of several characters,
+    a character of several bytes, `$` before a newline) must not widen a check: Lark's match
+    ends after `b` there (`ab` then B fails), so the text is refused, not read as `a` then B.
+    (A review found the first four accepted.)"""
+    assert not _lark_parses(grammar, text)
+    assert not Compiler(llama3).compile_lark(grammar).accepts(text.encode())
+
+
+def _lark_parses(grammar: str, text: str) -> bool:
+    try:
+        lark.Lark(grammar).parse(text)
+    except lark.exceptions.LarkError:
+        return False
+    return True
