@@ -56,9 +56,20 @@ def find_checks(names: Sequence[str], nodes: Sequence[ir.Node], greedy: Collecti
         found = second_byte_checks(dfa, at)
         if found and confirm is not None:
             found = confirm(name, dfa, found)
-        if found:
+        if found and _exit_rows(dfa, at, found) <= MAX_EXIT_ROWS:  # (beyond: no checks, refused as before)
             out[name] = found
     return out
+
+
+MAX_EXIT_ROWS = 254  # a greedy rule's sets of refused and of checked bytes: the walks tell them apart by a uint8
+
+
+def _exit_rows(dfa: DFA, refused_at: Callable[[int], int], found: dict[int, dict[int, int]]) -> int:
+    """How many rows the walks' exit table (index/follow.py) gives the rule at most: one per
+    distinct set of bytes its ends refuse, one per distinct set of bytes a state returns
+    before on condition."""
+    refusals = {refused_at(q) & ALL_BYTES for q in np.flatnonzero(dfa.accepting).tolist()} - {0}
+    return len(refusals) + len({frozenset(by_byte) for by_byte in found.values()})
 
 
 def with_check_rules(

@@ -115,9 +115,10 @@ class ExitFilter:
             if after is not None:
                 row &= after
             if row.any():
-                per_state[q] = check_rows.setdefault(row.tobytes(), 1 + len(rows) + len(check_rows))
-        if len(rows) + len(check_rows) > 254:
-            raise GrammarError(f"rule {self.rules.names[rep]!r}: over 254 sets of bytes refused or checked after its end")
+                j = check_rows.setdefault(row.tobytes(), 1 + len(rows) + len(check_rows))
+                if j > 255:  # (return_checks.find_checks keeps no checks for such a rule: a bug if met)
+                    raise GrammarError(f"rule {self.rules.names[rep]!r}: over 254 sets of bytes refused or checked after its end")
+                per_state[q] = j
         self._checks[rep] = per_state
         follow = np.zeros((1 + len(rows) + len(check_rows), 256), dtype=np.bool_)
         for refused, j in rows.items():

@@ -121,3 +121,24 @@ def test_with_checks_the_language_is_lark_s(case):
         assert _accepts(sem, text) == _lark_accepts(parser, text), text
 
     check()
+
+
+def test_a_rule_with_more_exit_rows_than_the_walks_tell_apart_keeps_no_checks(llama3):
+    """270 states each returning on condition before its own pair of bytes: more sets than the
+    walks' uint8 exit kinds hold. The rule keeps no checks (it refuses those texts, as before
+    checks), and masks work; a review found the first mask raising OverflowError."""
+    import itertools
+
+    from constrain import Compiler, Matcher
+
+    pairs = list(itertools.combinations("abcdefghijklmnopqrstuvwxy", 2))[:270]
+    alternatives = "|".join(f"k{i:03d}(?:{a}z|{b}z)?" for i, (a, b) in enumerate(pairs))
+    grammar = Compiler(llama3).compile_lark(f"start: T W\nT: /(?:{alternatives})/\nW: /[a-z0-9]+/")
+    rules = grammar.automaton.rules
+    assert not rules.checks[rules.names.index("T")]
+    assert not grammar.accepts(b"k000ab")  # (Lark: T k000, W ab; refused here as before checks)
+    m = Matcher(grammar)
+    assert m.allowed_token_ids().size and m.accept_token(llama3.token_bytes.index(b"k"))
+    assert m.allowed_token_ids().size
+    few = Compiler(llama3).compile_lark(f"start: T W\nT: /(?:{alternatives.split('|k010')[0]})/\nW: /[a-z0-9]+/")
+    assert few.accepts(b"k000ab") and any(few.automaton.rules.checks)  # (ten such states: checks kept)
