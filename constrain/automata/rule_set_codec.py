@@ -74,13 +74,29 @@ def decode_rule_set(header: dict[str, Any], arrays: Any, limits: Limits) -> Rule
             raise ValueError("one IR root per rule expected")
         built = {int(r): dfas[int(k)] for r, k in header["built"]}
         refused = {str(n): _unhex(bits) for n, bits in header["refused"].items()}
+        greedy = frozenset(header["greedy"])
         second = header["second_bytes"]
         if second is not None:
             second = {str(name): {int(q): {int(b1): int(c, 16) for b1, c in by_byte.items()} for q, by_byte in per_state.items()}
                       for name, per_state in second.items()}
-        return RuleSet(names, roots, int(header["start"]), limits, frozenset(header["greedy"]), built, refused, second)
+            _check_second_bytes(second, dict(zip(names, roots)), greedy)
+        return RuleSet(names, roots, int(header["start"]), limits, greedy, built, refused, second)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise ValueError(f"malformed rule set record: {type(exc).__name__}: {exc}") from None
+
+
+def _check_second_bytes(second: dict, roots: dict, greedy: frozenset) -> None:
+    """ValueError unless each entry is a greedy rule's accepting state of its DFA, a byte, and
+    a set of second bytes (return_checks.find_checks made them so)."""
+    for name, per_state in second.items():
+        dfa = getattr(roots.get(name), "dfa", None)
+        if name not in greedy or not isinstance(dfa, DFA):
+            raise ValueError(f"second bytes for {name!r}, which is no greedy rule with a DFA")
+        for q, by_byte in per_state.items():
+            if not 0 <= q < dfa.n_states or not dfa.accepting[q]:
+                raise ValueError(f"second bytes for {name!r} at {q}, which is no accepting state")
+            if any(not 0 <= b1 < 256 or not 0 < c < 1 << 257 for b1, c in by_byte.items()):
+                raise ValueError(f"second bytes for {name!r} at {q}: a byte or set out of range")
 
 
 class _Encoder:

@@ -185,3 +185,22 @@ def test_a_deferred_automaton_is_stored_only_once_built():
     rules.dfas[0]  # (building the rule builds its Deferred part)
     back = _round_trip(rules)
     _assert_same(rules, back)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda h, n: h["second_bytes"][n].update({"99": {"46": "1"}}),  # (no such state: a review found it decoded)
+    lambda h, n: h["second_bytes"][n].update({"-1": {"46": "1"}}),
+    lambda h, n: h["second_bytes"][n].update({"0": {"46": "1"}}),  # (no accepting state: nothing read yet)
+    lambda h, n: h["second_bytes"][n][next(iter(h["second_bytes"][n]))].update({"300": "1"}),
+    lambda h, n: h["second_bytes"][n][next(iter(h["second_bytes"][n]))].update({"46": "0"}),
+    lambda h, n: h["second_bytes"].update({"start": {"0": {"46": "1"}}}),  # (no greedy rule)
+])
+def test_a_record_with_damaged_second_bytes_is_refused_with_value_error(damage):
+    lowered = lark_rules('start: NUMBER ("." NAME)*\nNUMBER: /[0-9]+(\\.[0-9]+)?/\nNAME: /[a-z]+/')
+    rules = compile_rules(lowered.rules, lowered.start, Limits(), lowered.greedy, lowered.refused, return_checks=True)
+    header, arrays = encode_rule_set(rules)
+    header = json.loads(json.dumps(header))
+    (name,) = header["second_bytes"]
+    damage(header, name)
+    with pytest.raises(ValueError):
+        decode_rule_set(header, arrays, Limits())
