@@ -175,7 +175,7 @@ class Compiler:
             lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials,
                                  files=None if files is None else dict(files))
             rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy, lowered.refused,
-                                     return_checks=True, confirm=regex_confirm(lowered.patterns, lowered.singles))
+                                     return_checks=True, confirm=regex_confirm(lowered.patterns, lowered.singles, lowered.surely))
             rule_set.build_near_start(NEAR_START_NFA_STATES)
             return rule_set
 

@@ -15,7 +15,9 @@ s where the match ends there. The terminal's DFA is the automaton before E (acce
 be read), minimized with what its ends refuse kept apart. An end refuses END_OF_TEXT where the
 empty window is not accepted, and a byte where some window that starts with it is not: exact
 for one ASCII character; otherwise more than Lark refuses (we may refuse a text Lark accepts,
-never accept one it refuses). Assertions that look further than MAX_WINDOW characters past the
+never accept one it refuses). What an end refuses *surely* (every window that starts with the
+byte is refused: `windowed_ends`) is what a return on condition may count on
+(grammar/lark/return_confirm.py). Assertions that look further than MAX_WINDOW characters past the
 end, or whose reach is unbounded, are not handled here (the caller reads them within the
 terminal, as documented).
 """
@@ -50,6 +52,13 @@ def windowed(pattern: str, limits: Limits) -> Optional[tuple[DFA, tuple[int, ...
     """(the pattern's DFA, per state the bytes its end there refuses next, one bit each, and
     END_OF_TEXT) where its assertions read past the end of its match by at most MAX_WINDOW
     characters; None where they read nothing past it, further, or the pattern matches nothing."""
+    found = windowed_ends(pattern, limits)
+    return None if found is None else found[:2]
+
+
+def windowed_ends(pattern: str, limits: Limits) -> Optional[tuple[DFA, tuple[int, ...], tuple[int, ...]]]:
+    """windowed's answer and, per state, what its end refuses surely: the bytes every window
+    starting with them is refused after (and END_OF_TEXT where refused)."""
     tree = parse_tree(pattern)
     k = _past(tree, 0)
     if k is None or k <= 0 or k > MAX_WINDOW:
@@ -59,8 +68,7 @@ def windowed(pattern: str, limits: Limits) -> Optional[tuple[DFA, tuple[int, ...
     if marked is None:
         return None
     marked = minimize(marked.byte_classes, marked.table, marked.accepting)
-    refusals = _refusals(marked, _window_dfa(k, limits))
-    return _before_end(marked, refusals)
+    return _before_end(marked, *_refusals(marked, _window_dfa(k, limits)))
 
 
 def _widths(node: object) -> tuple[int, Optional[int]]:
@@ -153,9 +161,9 @@ def _window_dfa(k: int, limits: Limits) -> DFA:
     return compile_ir(ir.repeat(ANY, 0, k), limits)
 
 
-def _refusals(marked: DFA, window: DFA) -> np.ndarray:
-    """Per state of `marked` whose E edge leads on: what its end refuses (Python ints in an
-    object array; 0 elsewhere)."""
+def _refusals(marked: DFA, window: DFA) -> tuple[np.ndarray, np.ndarray]:
+    """Per state of `marked` whose E edge leads on: what its end refuses, and what it refuses
+    surely (Python ints in object arrays; 0 elsewhere)."""
     n = marked.n_states
     dead = n
     table = np.vstack((marked.table, np.full((1, marked.n_classes), -1, dtype=np.int32)))
@@ -172,41 +180,53 @@ def _refusals(marked: DFA, window: DFA) -> np.ndarray:
         live = np.flatnonzero(nxt_w >= 0)
         if live.size:
             moves.append((table[:, mc], live, nxt_w[live]))
-    while True:
-        grown = bad.copy()
-        for nxt_m, live, nxt_w in moves:
-            grown[:, live] |= bad[nxt_m[:, None], nxt_w[None, :]]
-        if np.array_equal(grown, bad):
-            break
-        bad = grown
+    bad = _some_rest(bad, moves)
+    good = _some_rest(window.accepting[None, :] & accepting[:, None], moves)  # (some rest is accepted)
     out = np.zeros(n, dtype=object)
+    sure = np.zeros(n, dtype=object)
     first_w = window.table[0, window.byte_classes]  # (256,): -1 where no character starts with the byte
     starts = first_w >= 0
     after_e = marked.table[:, marked.byte_classes[END_MARK]]
     for q in np.flatnonzero(after_e >= 0).tolist():
         p = int(after_e[q])
         first_m = table[p, marked.byte_classes]
-        row = starts & bad[first_m, np.where(starts, first_w, 0)]
-        bits = int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
-        out[q] = bits | (0 if marked.accepting[p] else END_OF_TEXT)
-    return out
+        end = 0 if marked.accepting[p] else END_OF_TEXT
+        out[q] = _bits(starts & bad[first_m, np.where(starts, first_w, 0)]) | end
+        sure[q] = _bits(starts & ~good[first_m, np.where(starts, first_w, 0)]) | end
+    return out, sure
 
 
-def _before_end(marked: DFA, refusals: np.ndarray) -> Optional[tuple[DFA, tuple[int, ...]]]:
+def _some_rest(found: np.ndarray, moves: list) -> np.ndarray:
+    """found[d, a] grown to every (marked state, window state) from which some rest of a window
+    reaches a pair where it holds (a least fixpoint over the character moves)."""
+    while True:
+        grown = found.copy()
+        for nxt_m, live, nxt_w in moves:
+            grown[:, live] |= found[nxt_m[:, None], nxt_w[None, :]]
+        if np.array_equal(grown, found):
+            return found
+        found = grown
+
+
+def _bits(row: np.ndarray) -> int:
+    return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+
+
+def _before_end(marked: DFA, refusals: np.ndarray, sure: np.ndarray) -> Optional[tuple[DFA, tuple[int, ...], tuple[int, ...]]]:
     """The automaton of `marked` before its E edges (accepting where one leads on), minimized with
     ends that refuse differently kept apart (each kind of end reads a label of its own, a call
     column, into one final state; labels and final state are dropped after)."""
     n, e_class = marked.n_states, int(marked.byte_classes[END_MARK])
     ends = marked.table[:, e_class] >= 0
-    kinds: dict[int, int] = {}
+    kinds: dict[tuple[int, int], int] = {}
     for q in np.flatnonzero(ends).tolist():
-        kinds.setdefault(int(refusals[q]), len(kinds))
+        kinds.setdefault((int(refusals[q]), int(sure[q])), len(kinds))
     width = marked.n_classes
     table = np.full((n + 1, width + len(kinds)), -1, dtype=np.int32)
     table[:n, :width] = marked.table
     table[:, e_class] = -1
     for q in np.flatnonzero(ends).tolist():
-        table[q, width + kinds[int(refusals[q])]] = n
+        table[q, width + kinds[int(refusals[q]), int(sure[q])]] = n
     classes = np.concatenate((marked.byte_classes, np.arange(width, width + len(kinds)))).astype(np.int32)
     accepting = np.zeros(n + 1, dtype=np.bool_)
     accepting[n] = True
@@ -223,11 +243,11 @@ def _before_end(marked: DFA, refusals: np.ndarray) -> Optional[tuple[DFA, tuple[
     sub = labelled.table[keep][:, byte_cols]
     new_table = np.where(sub >= 0, renumber[np.maximum(sub, 0)], -1).astype(np.int32)
     new_accepting = np.zeros(keep.size, dtype=np.bool_)
-    refused = [0] * keep.size
+    refused, surely = [0] * keep.size, [0] * keep.size
     for col in label_cols.tolist():
         hits = np.flatnonzero(labelled.table[keep, col] >= 0)
         new_accepting[hits] = True
         for s in hits.tolist():
-            refused[s] = label_of[col]
+            refused[s], surely[s] = label_of[col]
     dfa = trusted_dfa(col_of[labelled.byte_classes], np.zeros(0, dtype=np.int32), new_table, new_accepting, minimal=True)
-    return dfa, tuple(refused)
+    return dfa, tuple(refused), tuple(surely)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from constrain.automata.end_window import MAX_WINDOW, reach_past_end, windowed
+from constrain.automata.end_window import MAX_WINDOW, reach_past_end, windowed, windowed_ends
 from constrain.automata.rules import END_OF_TEXT
 from constrain.limits import Limits
 
@@ -104,3 +104,29 @@ def test_characters_beyond_ascii_are_refused_by_their_first_byte_where_one_is():
 @pytest.mark.parametrize("regex", [r"ab", r"a(?!b)c", r"a(?!bcde)", r"a(?!(?:bc)+d)"])
 def test_nothing_to_do_or_too_far(regex):
     assert windowed("(?u)" + regex, Limits()) is None
+
+
+@pytest.mark.parametrize("regex", REGEXES + [r"a(?:b(?=cd))?", r"a(?:b(?!\u00c0))?", r"ab?(?!\$?\{)"])
+def test_an_end_refuses_surely_only_what_re_refuses_before_every_window(regex):
+    """`surely` (what a return on condition may count on: return_confirm.py): where an end
+    surely refuses a byte, `re` ends the match there before no window that starts with it;
+    it is part of what the end refuses; and one ASCII character away it is all of that."""
+    dfa, refused, surely = windowed_ends("(?u)" + regex, Limits())
+    k = reach_past_end("(?u)" + regex)
+
+    def re_allows(text: str, window: str) -> bool:
+        return re.match(f"(?:{regex})(?={re.escape(window)}\\Z)", text + window) is not None
+
+    for q in range(dfa.n_states):
+        assert surely[q] & ~refused[q] == 0
+        if k == 1 and dfa.accepting[q]:
+            assert surely[q] & ((1 << 128) - 1) == refused[q] & ((1 << 128) - 1), q
+
+    @settings(max_examples=400, deadline=None)
+    @given(text=st.text(alphabet=ALPHABET, max_size=5), window=st.text(alphabet=ALPHABET + "\u00c0", min_size=1, max_size=k))
+    def check(text, window):
+        q = dfa.walk(0, text.encode())
+        if q >= 0 and dfa.accepting[q] and surely[q] >> window.encode()[0] & 1:
+            assert not re_allows(text, window), (text, window)
+
+    check()

@@ -11,10 +11,10 @@ out is refused as before (never a text Lark refuses accepted, where the samples 
 classes).
 
 Where the longer match would end after b1 (an accepting state), all of C is what that end
-refuses, and only refusals that hold whatever follows may go in: end_window.py's ends refuse
-more than Lark for a window of several characters or a character of several bytes, and `$`
-refuses a newline that `re` lets it match before. The samples alone missed those (a review:
-`a(?:b(?=cd))?` before `bcd` was read as `a` then `bcd`).
+refuses, and only what it refuses whatever follows may go in (`surely`, end_window.py): its
+ends refuse more than Lark for a window of several characters or a character of several bytes,
+and `$` refuses a newline that `re` lets it match before. The samples alone missed those (a
+review: `a(?:b(?=cd))?` before `bcd` was read as `a` then `bcd`).
 """
 
 from __future__ import annotations
@@ -27,30 +27,14 @@ from typing import Collection, Mapping, Optional
 import numpy as np
 
 from ...automata.dfa import DFA
-from ...automata.end_window import reach_past_end
 from ...automata.refusals import END_OF_TEXT
 from ...automata.return_checks import Confirm
-from ...errors import GrammarError
 
 TAILS = ("", " ", "a", "0", ".", "{", "$", '"', "\n", "\u00e9")
 ALPHABET = tuple(chr(c) for c in range(0x20, 0x7F)) + ("\t", "\n", "\r", "\u00e9", "\u4e2d", "\U0001f600")
 MAX_PER_CLASS = 2  # (its first and last byte)
 MAX_PAIRS = 512  # (state, byte) pairs tried per terminal; the rest are left out (refused as before)
-_ASCII_BYTES = (1 << 128) - 1
 _NEWLINE = 1 << ord("\n")
-
-
-def exact_refusals(regex: str) -> int:
-    """The bits of a terminal's end refusals (bytes, END_OF_TEXT) that hold whatever text
-    follows: the end of the text always; an ASCII byte where its assertions read at most one
-    character past the end (end_window.py is exact there, end_guard.py reads one character);
-    no byte where they read more; a newline not where the regex has a `$`."""
-    try:
-        reach = reach_past_end("(?u)" + regex)
-    except GrammarError:
-        reach = None
-    bits = END_OF_TEXT if reach is not None and reach > 1 else _ASCII_BYTES | END_OF_TEXT
-    return bits & ~_NEWLINE if "$" in regex else bits
 
 
 class RegexConfirm:
@@ -63,17 +47,20 @@ class RegexConfirm:
     only where b1 is one of them (else no text can end there: STRING's `'abc''`, a second
     string left open, made SQL's masks chain checks for nothing)."""
 
-    def __init__(self, patterns: Mapping[str, str], singles: Optional[Collection[int]] = None) -> None:
+    def __init__(self, patterns: Mapping[str, str], singles: Optional[Collection[int]] = None,
+                 surely: Optional[Mapping[str, tuple[int, ...]]] = None) -> None:
+        """`surely`: per rule whose ends refuse more than Lark (end_window.py), per state what
+        they refuse whatever follows."""
         self.patterns = patterns
         self.singles = singles
+        self.surely = surely or {}
         self.names = frozenset(name for name, regex in patterns.items() if not _opens_with_lookaround(regex))
 
     def __call__(self, name: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[int, dict[int, int]]:
         if name not in self.names:
             return {}
-        exact = exact_refusals(self.patterns[name])
-        found = {q: {b1: c & exact if dfa.accepting[dfa.table[q, dfa.byte_classes[b1]]] else c for b1, c in by_byte.items()}
-                 for q, by_byte in found.items()}  # (after an end: C is what that end refuses)
+        found = {q: {b1: self._sure(name, dfa, dfa.table[q, dfa.byte_classes[b1]], c) for b1, c in by_byte.items()}
+                 for q, by_byte in found.items()}
         out = {}
         for q, by_byte in confirmed(self.patterns[name], dfa, found).items():
             kept = {b1: c if self._ends_after(b1) else c & ~END_OF_TEXT for b1, c in by_byte.items()}
@@ -81,6 +68,16 @@ class RegexConfirm:
             if kept:
                 out[q] = kept
         return out
+
+    def _sure(self, name: str, dfa: DFA, q1: int, c: int) -> int:
+        """C before a state q1 that may end (all of C is what its end refuses): what it refuses
+        whatever follows; not a newline where `$` may match before one."""
+        if not dfa.accepting[q1]:
+            return c
+        surely = self.surely.get(name)
+        if surely is not None:
+            c &= surely[q1]
+        return c & ~_NEWLINE if "$" in self.patterns[name] else c
 
     def _ends_after(self, b1: int) -> bool:
         return self.singles is None or b1 in self.singles

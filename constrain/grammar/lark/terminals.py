@@ -31,7 +31,7 @@ from ...automata import compile_ir, ir
 from ...automata.assertions import regex_automaton
 from ...automata.charset import case_fold, lead_bytes, normalize
 from ...automata.dfa import DFA, minimize
-from ...automata.end_window import reach_past_end, windowed
+from ...automata.end_window import reach_past_end, windowed_ends
 from ...automata.nfa import nfa_states
 from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
 from ...limits import Limits
@@ -53,6 +53,7 @@ class Terminal:
     automaton: Optional[DFA] = None  # the node's minimal DFA, where the node is not one already
     refused: "int | tuple[int, ...]" = 0
     parts: tuple["Terminal", ...] = ()
+    surely: Optional[tuple[int, ...]] = None  # per state, what an end refuses whatever follows (None: all it refuses)
 
     @property
     def dfa(self) -> DFA:
@@ -165,15 +166,15 @@ def _end_refusing(name: str, regex: str, limits: Limits) -> Optional[Terminal]:
     if guarded is not None:
         return guarded
     try:
-        found = windowed("(?u)" + regex, limits)
+        found = windowed_ends("(?u)" + regex, limits)
     except UnsupportedRegexError as exc:
         raise UnsupportedGrammarError("a regex construct", f"terminal {name}", str(exc)) from None
     except GrammarError as exc:
         raise GrammarError(f"terminal {name}: {exc}") from None
     if found is not None:
-        dfa, refused = found
+        dfa, refused, surely = found
         _refuse_empty(name, regex, dfa)
-        return Terminal(name, ir.Embedded(dfa), True, refused=refused)
+        return Terminal(name, ir.Embedded(dfa), True, refused=refused, surely=None if surely == refused else surely)
     # (assertions that read further or without bound: the end lookaheads end_guard.py reads
     # are still enforced; the others read within the terminal's own text)
     return _guarded(name, regex, groups, limits) if groups is not None and not exact else None

@@ -52,6 +52,8 @@ class LarkRules:
     patterns: dict[str, str] = field(default_factory=dict)  # greedy rule -> its terminal's regex (return_confirm.py)
     # the ASCII characters some terminal matches alone; None where not known (%json, special tokens)
     singles: Optional[frozenset[int]] = None
+    # greedy rule -> per state, what its end refuses whatever follows, where less than `refused` (end_window.py)
+    surely: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def lark_rules(
@@ -110,11 +112,12 @@ def lark_rules(
         rules[t.name] = ir.Embedded(t.dfa)
     greedy = tuple(t.name for t in rule_terminals)
     refused = {t.name: t.refused for t in rule_terminals if t.refused}
+    surely = {t.name: t.surely for t in rule_terminals if t.surely is not None}
     patterns = {t.name: loaded.terminals[name].to_regexp() for name in sorted(used) if loaded.terminals.get(name) is not None
                 for t in (terminals[name].parts or (terminals[name],)) if t.greedy}
     singles = None if dialect.schemas or dialect.specials else _single_characters(terminals.values())
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
-    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy, refused, patterns, singles)
+    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy, refused, patterns, singles, surely)
 
 
 def _single_characters(terminals: Iterable[Terminal]) -> Optional[frozenset[int]]:
