@@ -43,7 +43,7 @@ def _refuses(refused, g, b):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _next_tail(t0, n_tails, ti, second, on_condition, tl_c, tl_guard, b, refused, rule_of, row_off, table, cls,
-               chk_ptr, chk_byte, chk_rule):
+               chk_ptr, chk_pairs):
     """The next of a closure's tails (from t0, n_tails; ti the last taken) to expand for byte
     b: in a first pass those without a guard, or whose greedy end neither reads b nor refuses
     it; in a second, only where the first met one, those whose end reads b but may return
@@ -69,8 +69,8 @@ def _next_tail(t0, n_tails, ti, second, on_condition, tl_c, tl_guard, b, refused
                 on_condition = True
             else:
                 for c in range(chk_ptr[guard], chk_ptr[guard + 1]):
-                    if chk_byte[c] == b:
-                        return tl_c[t0 + ti], ti, second, on_condition, chk_rule[c]
+                    if chk_pairs[c] & 255 == b:
+                        return tl_c[t0 + ti], ti, second, on_condition, chk_pairs[c] >> 8
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

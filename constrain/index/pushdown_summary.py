@@ -56,11 +56,10 @@ class PushdownSummaries:
                 raise LimitExceededError("seconds for one mask", self.mask_seconds, "Limits(max_mask_seconds=...)")
             words = np.zeros(trie.n_words, dtype=np.uint32)
             pops = np.empty(caps[2], dtype=np.int32)
-            cpops = np.empty(caps[2], dtype=np.int32)
-            cpop_rule = np.empty(caps[2], dtype=np.int32)
+            cpops = np.empty((caps[2] >> 4, 2), dtype=np.int32)  # (node, CHECK class): few
             status, n_pops, n_cpops, visited, ordered = summary_walk(
                 trie.packed, trie.end, trie.tok1, trie.tok_ptr, trie.tok_ids, trie.max_depth, trie.names,
-                *tables.arrays(), g0, nodes, words, pops, cpops, cpop_rule, caps[0], caps[1], caps[3], self.max_nesting,
+                *tables.arrays(), g0, nodes, words, pops, cpops, caps[0], caps[1], caps[3], self.max_nesting,
                 self.max_stacks, budget,
             )
             self.nodes_visited += visited
@@ -84,7 +83,7 @@ class PushdownSummaries:
                 caps = self.caps = tuple(c * 4 if j == k else c for j, c in enumerate(caps))
             else:
                 raise GrammarError(f"pushdown walk: unknown status {status}")  # (a bug if met)
-        checked = (cpops[:n_cpops].copy(), cpop_rule[:n_cpops].copy()) if n_cpops else None
+        checked = (cpops[:n_cpops, 0].copy(), cpops[:n_cpops, 1].copy()) if n_cpops else None
         if not n_pops:
             return words, None, checked
         return words, pops[:n_pops].copy() if ordered else sorted_unique(pops[:n_pops], trie.n_nodes), checked
@@ -111,9 +110,9 @@ def warm_up() -> None:
             one, np.zeros(1, dtype=np.int64), np.full(1, -1, dtype=np.int32), np.zeros((1, 256), dtype=np.int32),
             np.ones(1, dtype=np.uint8), np.zeros(1, dtype=np.uint8), np.zeros((1, 4), dtype=np.uint64),
             np.zeros(1, dtype=np.uint8), np.zeros(2, dtype=np.int32), one.copy(), one.copy(), one.copy(), np.zeros(1, dtype=np.uint8),
-            np.zeros(2, dtype=np.int32), one.copy(), one.copy(),
+            np.zeros(2, dtype=np.int32), one.copy(),
             np.int32(0), np.ones(1, dtype=np.int32), np.zeros(trie.n_words, dtype=np.uint32),
-            np.zeros(4, dtype=np.int32), np.zeros(4, dtype=np.int32), np.zeros(4, dtype=np.int32), 16, 16, 16, 10, 10, 1000,
+            np.zeros(4, dtype=np.int32), np.zeros((4, 2), dtype=np.int32), 16, 16, 16, 10, 10, 1000,
         )
         readable_subtrees_within(one, trie.byte, trie.end, np.ones(256, dtype=np.bool_), 16)
         merged_ascending(one, one)

@@ -7,8 +7,8 @@ refuses next, those it reads included but those it may return before on conditio
 after them, automata/return_checks.py, `refused`: 4 uint64 words), whether it reads any run
 of name bytes (name_runs.py), its call edges
 (`call_ptr` into `call_rule` / `call_ret`: the callee's class and the global return state), and
-a greedy state's returns on condition (`chk_ptr` into `chk_byte` / `chk_rule`: the byte it may
-return before and the class of the CHECK rule pushed after it).
+a greedy state's returns on condition (`chk_ptr` into `chk_pairs`: the class of the CHECK rule pushed
+after it << 8 | the byte it may return before).
 `cls[rule, byte]` is the rule's byte class. Table entries are global ids (-1: dead), so the
 walk never needs a rule's offset. `start[rule]` is the global id of the rule's state 0, or -1
 while the rule is not flattened yet: rules are built lazily (rules.RuleSet), so a walk that
@@ -57,8 +57,7 @@ class PushdownTables:
         self.call_ret = np.zeros(64, dtype=np.int32)
         self.chk_ptr = np.zeros(65, dtype=np.int32)
         self.n_chk = 0
-        self.chk_byte = np.zeros(16, dtype=np.int32)
-        self.chk_rule = np.zeros(16, dtype=np.int32)
+        self.chk_pairs = np.zeros(16, dtype=np.int32)
         self._lock = threading.Lock()
         self._snapshot: tuple = ()
 
@@ -107,10 +106,8 @@ class PushdownTables:
                     bits &= ~sum(1 << b for b in checks.get(q, ()))
                     self.refused[base + q] = [bits >> (64 * w) & 0xFFFF_FFFF_FFFF_FFFF for w in range(4)]
             pairs = [(q, b, rules.same[k]) for q in range(n) for b, k in sorted(checks.get(q, {}).items())]
-            self.chk_byte = _grown(self.chk_byte, self.n_chk + len(pairs))
-            self.chk_rule = _grown(self.chk_rule, self.n_chk + len(pairs))
-            self.chk_byte[self.n_chk : self.n_chk + len(pairs)] = [b for _, b, _ in pairs]
-            self.chk_rule[self.n_chk : self.n_chk + len(pairs)] = [k for _, _, k in pairs]
+            self.chk_pairs = _grown(self.chk_pairs, self.n_chk + len(pairs))
+            self.chk_pairs[self.n_chk : self.n_chk + len(pairs)] = [k << 8 | b for _, b, k in pairs]
             per_state = np.bincount(np.array([q for q, _, _ in pairs], dtype=np.int64), minlength=n)
             self.chk_ptr[base + 1 : top + 1] = np.cumsum(per_state) + self.n_chk
             self.n_chk += len(pairs)
@@ -136,14 +133,13 @@ class PushdownTables:
 
     def arrays(self) -> tuple:
         """(rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr,
-        call_rule, call_ret, start, free, chk_ptr, chk_byte, chk_rule): views that later growth
-        does not change."""
+        call_rule, call_ret, start, free, chk_ptr, chk_pairs): views that later growth does not change."""
         snap = self._snapshot
         if not snap:
             with self._lock:
                 snap = self._snapshot = (
                     self.rule_of, self.row_off, self.table, self.cls.copy(), self.accepting, self.greedy, self.refused,
                     self.reads_any, self.call_ptr, self.call_rule, self.call_ret, self.start.copy(), self.free,
-                    self.chk_ptr, self.chk_byte, self.chk_rule,
+                    self.chk_ptr, self.chk_pairs,
                 )
         return snap

@@ -50,12 +50,12 @@ _LINEAR = 8  # a new level dedups by a linear scan up to this many stacks, by th
 @numba.njit(cache=True, nogil=True)
 def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                  rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr, call_rule, call_ret, start,
-                 free, chk_ptr, chk_byte, chk_rule, g0, firsts, out, pops, cpops, cpop_rule, cell_cap, level_cap, entry_cap,
-                 max_nesting, max_stacks, budget):
+                 free, chk_ptr, chk_pairs, g0, firsts, out, pops, cpops, cell_cap, level_cap, entry_cap, max_nesting, max_stacks,
+                 budget):
     """Walk the subtree of each node of `firsts` (each node's byte is read first) with the frame
     of global state g0 at the bottom of the stack. OR into `out` the tokens read with the frame
     still on the stack; write into `pops` the nodes where it pops (before their byte), into
-    `cpops`, `cpop_rule` those where it pops on condition, with the CHECK rule class. Returns
+    `cpops` (rows) those where it pops on condition and the CHECK rule class. Returns
     (status, pops written, checked pops written, nodes visited, whether the pops ascend). (One
     function: numba calls with this many arrays cost more per node than the work they share.)"""
     n_pops, n_cpops = 0, 0
@@ -266,7 +266,7 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                         else:
                             x, ti, second, on_condition, chk = _next_tail(
                                 t0, n_tails, ti, second, on_condition, tl_c, tl_guard, b, refused, rule_of, row_off,
-                                table, cls, chk_ptr, chk_byte, chk_rule)
+                                table, cls, chk_ptr, chk_pairs)
                             if x == -2:
                                 break
                             if chk >= 0:  # (on condition: what is read from here on goes under the CHECK)
@@ -280,8 +280,8 @@ def summary_walk(packed, end, tok1, tok_ptr, tok_ids, max_depth, names,
                             elif not popped:  # (a plain pop holds the checked one)
                                 if n_cpops == cpops.shape[0]:
                                     return FULL_POPS, n_pops, n_cpops, visited, ordered
-                                cpops[n_cpops] = i
-                                cpop_rule[n_cpops] = chk
+                                cpops[n_cpops, 0] = i
+                                cpops[n_cpops, 1] = chk
                                 n_cpops += 1
                             x = -2
                             continue

@@ -92,7 +92,7 @@ def test_tables_are_the_rules_dfas(llama3, text):
         dfa, calls, _ = rules.rule(rep)
         base = tables.state(rep, 0)
         (rule_of, row_off, table, cls, accepting, greedy, refused, reads_any, call_ptr, call_rule, call_ret, start,
-         free, chk_ptr, chk_byte, chk_rule) = tables.arrays()
+         free, chk_ptr, chk) = tables.arrays()
         assert start[rep] == base
         for q in range(dfa.n_states):
             g_q = base + q
@@ -109,7 +109,7 @@ def test_tables_are_the_rules_dfas(llama3, text):
             assert sum(int(w) << (64 * k) for k, w in enumerate(refused[g_q])) == want_refused & ((1 << 256) - 1)
             edges = [(int(call_rule[c]), int(call_ret[c])) for c in range(call_ptr[g_q], call_ptr[g_q + 1])]
             assert edges == [(rules.same[k], base + t) for k, t in calls[q]]
-            on_condition = [(int(chk_byte[c]), int(chk_rule[c])) for c in range(chk_ptr[g_q], chk_ptr[g_q + 1])]
+            on_condition = [(int(chk[c]) & 255, int(chk[c]) >> 8) for c in range(chk_ptr[g_q], chk_ptr[g_q + 1])]
             want_checks = rules.checks[rep].get(q, {}) if rules.greedy[rep] else {}
             assert on_condition == sorted((b, rules.same[k]) for b, k in want_checks.items())
 
