@@ -34,7 +34,7 @@ from .assertions import ANY, MARKERS, marked_language, marker_leaf
 from .dfa import DFA, minimize, trusted_dfa
 from .regex_escapes import Anchor
 from .regex_parser import Look, parse_tree
-from .refusals import END_OF_TEXT
+from .refusals import END_OF_TEXT, bits_of
 
 MAX_WINDOW = 3  # characters past a match's end an assertion may read here
 END_MARK = MARKERS[-1]
@@ -191,8 +191,8 @@ def _refusals(marked: DFA, window: DFA) -> tuple[np.ndarray, np.ndarray]:
         p = int(after_e[q])
         first_m = table[p, marked.byte_classes]
         end = 0 if marked.accepting[p] else END_OF_TEXT
-        out[q] = _bits(starts & bad[first_m, np.where(starts, first_w, 0)]) | end
-        sure[q] = _bits(starts & ~good[first_m, np.where(starts, first_w, 0)]) | end
+        out[q] = bits_of(starts & bad[first_m, np.where(starts, first_w, 0)]) | end
+        sure[q] = bits_of(starts & ~good[first_m, np.where(starts, first_w, 0)]) | end
     return out, sure
 
 
@@ -206,10 +206,6 @@ def _some_rest(found: np.ndarray, moves: list) -> np.ndarray:
         if np.array_equal(grown, found):
             return found
         found = grown
-
-
-def _bits(row: np.ndarray) -> int:
-    return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
 
 
 def _before_end(marked: DFA, refusals: np.ndarray, sure: np.ndarray) -> Optional[tuple[DFA, tuple[int, ...], tuple[int, ...]]]:

@@ -23,6 +23,11 @@ def byte_row(bits: int) -> np.ndarray:
                          bitorder="little").astype(np.bool_)
 
 
+def bits_of(row: np.ndarray) -> int:
+    """A bool per byte as a set of bits (byte b: bit b): byte_row's inverse."""
+    return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+
+
 def refusals(bits: "int | Sequence[int]") -> "int | tuple[int, ...]":
     """A rule's refused bytes as RuleSet keeps them: one int, or one per state."""
     return int(bits) if isinstance(bits, (int, np.integer)) else tuple(int(b) for b in bits)

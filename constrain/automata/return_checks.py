@@ -28,7 +28,7 @@ import numpy as np
 
 from . import ir
 from .dfa import DFA
-from .refusals import END_OF_TEXT, refusals
+from .refusals import END_OF_TEXT, bits_of, byte_row, refusals
 
 ALL_BYTES = (1 << 256) - 1
 CHECK_PREFIX = "\x00check:"  # a CHECK rule's name: this, then its set C in hex (no front end names a rule so)
@@ -122,7 +122,7 @@ def second_byte_checks(dfa: DFA, refused_at: Callable[[int], int]) -> dict[int, 
     for q in range(n):
         bits = refused_at(q)
         if bits:
-            refused[q, :256] = _row(bits)
+            refused[q, :256] = byte_row(bits)
             refused[q, 256] = bool(bits & END_OF_TEXT)
     unread = np.concatenate([rows < 0, np.ones((n, 1), dtype=np.bool_)], axis=1)
     # per state q1: C as bools, the bytes (and the end) after which no match goes on from q1
@@ -140,16 +140,12 @@ def second_byte_checks(dfa: DFA, refused_at: Callable[[int], int]) -> dict[int, 
             c = packed.get(key)
             if c is None:
                 row = after[q1] & _SUCCESSOR_ROWS[b1]
-                c = packed[key] = _bits(row[:256]) | (END_OF_TEXT if row[256] else 0)
+                c = packed[key] = bits_of(row[:256]) | (END_OF_TEXT if row[256] else 0)
             if c:
                 found[b1] = c
         if found:
             out[q] = found
     return out
-
-
-def _row(bits: int) -> np.ndarray:
-    return np.unpackbits(np.frombuffer((bits & ALL_BYTES).to_bytes(32, "little"), dtype=np.uint8), bitorder="little").astype(np.bool_)
 
 
 def _successors(b1: int) -> int:
@@ -167,9 +163,4 @@ def _successors(b1: int) -> int:
 
 
 _KIND = tuple(0 if b < 0x80 else 1 if b < 0xC2 or b > 0xF4 else b for b in range(256))  # (what _successors depends on)
-_SUCCESSOR_ROWS = np.array([np.append(_row(s), bool(s & END_OF_TEXT)) for s in map(_successors, range(256))])
-
-
-def _bits(row: np.ndarray) -> int:
-    """A bool per byte as a set of bits (byte b: bit b)."""
-    return int.from_bytes(np.packbits(row, bitorder="little").tobytes(), "little")
+_SUCCESSOR_ROWS = np.array([np.append(byte_row(s), bool(s & END_OF_TEXT)) for s in map(_successors, range(256))])

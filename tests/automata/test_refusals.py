@@ -7,7 +7,7 @@ import pytest
 
 from constrain.automata import ir
 from constrain.automata.end_window import windowed
-from constrain.automata.refusals import END_OF_TEXT, byte_row, check_refused, refusals
+from constrain.automata.refusals import END_OF_TEXT, bits_of, byte_row, check_refused, refusals
 from constrain.automata.rules import compile_rules
 from constrain.errors import GrammarError
 from constrain.limits import Limits
@@ -16,6 +16,7 @@ from constrain.limits import Limits
 def test_a_set_of_bytes_as_a_row_ignores_the_end():
     row = byte_row((1 << 0) | (1 << 97) | (1 << 255) | END_OF_TEXT)
     assert row.shape == (256,) and np.flatnonzero(row).tolist() == [0, 97, 255]
+    assert bits_of(row) == (1 << 0) | (1 << 97) | (1 << 255) and bits_of(np.zeros(256, dtype=np.bool_)) == 0
 
 
 def test_one_set_or_one_per_state():

@@ -27,7 +27,7 @@ from typing import Collection, Mapping, Optional
 import numpy as np
 
 from ...automata.dfa import DFA
-from ...automata.refusals import END_OF_TEXT
+from ...automata.refusals import END_OF_TEXT, byte_row
 from ...automata.return_checks import Confirm
 
 TAILS = ("", " ", "a", "0", ".", "{", "$", '"', "\n", "\u00e9")
@@ -135,7 +135,7 @@ def confirmed(regex: str, dfa: DFA, found: dict[int, dict[int, int]]) -> dict[in
             tried += 1
             if b1 < 0x80 and tried <= MAX_PAIRS:
                 if c not in groups:
-                    idx = np.flatnonzero(_row(c) & _TESTABLE)
+                    idx = np.flatnonzero(byte_row(c) & _TESTABLE)
                     classes = dfa.byte_classes[idx]
                     groups[c] = [idx[classes == k].tolist() for k in np.unique(classes).tolist()]
                 agreed = _agreed(compiled, groups[c], w, chr(b1), c)
@@ -206,11 +206,6 @@ def _slow_witnesses(rows: np.ndarray, found: dict[int, str], wanted: set[int]) -
                     nxt.append(s)
         frontier = nxt
     return found
-
-
-def _row(bits: int) -> np.ndarray:
-    return np.unpackbits(np.frombuffer((bits & ((1 << 256) - 1)).to_bytes(32, "little"), dtype=np.uint8),
-                         bitorder="little").astype(np.bool_)
 
 
 def _char_of(b: int) -> Optional[str]:
