@@ -37,18 +37,29 @@ def _python_only(grammar) -> None:
 def test_pushdown_summaries_give_the_python_summaries_masks(name, text, llama3):
     """Along the text's real tokens and along its characters one by one (the dash runs of
     Llama 3's vocabulary, nested calls, comments after every terminal)."""
-    fast = Compiler(llama3).compile_lark(grammars.load(name))
-    slow = Compiler(llama3).compile_lark(grammars.load(name))
-    _python_only(slow)
-    token_ids = [llama3.token_bytes.index(t) for t in _greedy_tokens(llama3, text.encode())]
-    char_ids = [llama3.token_bytes.index(bytes([c])) for c in text.encode()]
-    for ids in (token_ids, char_ids):
-        m_fast, m_slow = Matcher(fast), Matcher(slow)
-        for k, tid in enumerate(ids):
-            assert np.array_equal(_mask(m_fast, llama3), _mask(m_slow, llama3)), (name, k)
-            assert m_fast.accept_token(tid) and m_slow.accept_token(tid), k
+    fast, slow = _walked_beside_python(llama3, grammars.load(name), _tokens_and_bytes(llama3, text))
     assert fast.automaton.summaries.pushdown.tables.n_states  # (the fast one did walk with a stack)
     assert not slow.automaton.summaries.pushdown.tables.n_states
+
+
+def _walked_beside_python(vocab, grammar: str, id_lists, complete: bool = False):
+    """(fast, slow): the grammar compiled twice, the second with Python summaries only; along
+    each list of token ids both give equal masks and accept each token (and end complete)."""
+    fast, slow = Compiler(vocab).compile_lark(grammar), Compiler(vocab).compile_lark(grammar)
+    _python_only(slow)
+    for ids in id_lists:
+        m_fast, m_slow = Matcher(fast), Matcher(slow)
+        for k, tid in enumerate(ids):
+            assert np.array_equal(_mask(m_fast, vocab), _mask(m_slow, vocab)), (ids, k)
+            assert m_fast.accept_token(tid) and m_slow.accept_token(tid), (ids, k)
+        assert m_fast.is_accepting() or not complete, ids
+    return fast, slow
+
+
+def _tokens_and_bytes(vocab, text: str) -> list[list[int]]:
+    """The text as longest-match tokens, and as one token per byte."""
+    data = text.encode()
+    return [[vocab.token_bytes.index(t) for t in _greedy_tokens(vocab, data)], [vocab.token_bytes.index(bytes([c])) for c in data]]
 
 
 def _greedy_tokens(vocab, data: bytes) -> list[bytes]:
@@ -224,17 +235,7 @@ def test_walks_pop_on_condition_as_the_python_summaries_do(llama3, text, doc, wa
     puts what the frames below read there under the CHECK frame, and pops there on condition
     (checked items), giving the masks of the frame-by-frame summaries, along the text's tokens
     and byte by byte; and the walks do meet such returns."""
-    fast = Compiler(llama3).compile_lark(text)
-    slow = Compiler(llama3).compile_lark(text)
-    _python_only(slow)
-    token_ids = [llama3.token_bytes.index(t) for t in _greedy_tokens(llama3, doc.encode())]
-    char_ids = [llama3.token_bytes.index(bytes([c])) for c in doc.encode()]
-    for ids in (token_ids, char_ids):
-        m_fast, m_slow = Matcher(fast), Matcher(slow)
-        for k, tid in enumerate(ids):
-            assert np.array_equal(_mask(m_fast, llama3), _mask(m_slow, llama3)), k
-            assert m_fast.accept_token(tid) and m_slow.accept_token(tid), k
-        assert m_fast.is_accepting()
+    fast, _ = _walked_beside_python(llama3, text, _tokens_and_bytes(llama3, doc), complete=True)
     fs = fast.automaton.summaries
     walked = [s for k, s in fs._memo.items() if fs._small_memo.get(k)]
     assert any(fs.items.get(p)[2] for s in walked for p in s.pops) or not walked_checks  # (checked pops from walks)
@@ -250,14 +251,7 @@ def test_what_is_read_after_a_return_on_condition_stays_under_its_check():
     grammar = 'start: NAME "=" T (W V)?\nNAME: /[a-z]+/\nT: /i(Ph)?/\nW: /P+/\nV: /P[0-9]|[a-z]+/'
     crossing = [b"ab=iPhone", b"ab=iPP1", b"ab=iPa", b"ab=iPP", b"=iPP1", b"ab=iPh", b"b=iPP1", b"ab=iP1"]
     vocab = Vocabulary([bytes([b]) for b in range(256)] + crossing + [b"<eos>"], {256 + len(crossing)}, {256 + len(crossing)})
-    fast = Compiler(vocab).compile_lark(grammar)
-    slow = Compiler(vocab).compile_lark(grammar)
-    _python_only(slow)
-    for text in (b"ab=i", b"ab=iPh", b"x=iPPa"):
-        m_fast, m_slow = Matcher(fast), Matcher(slow)
-        for k, byte in enumerate(text):
-            assert np.array_equal(_mask(m_fast, vocab), _mask(m_slow, vocab)), (text, k)
-            assert m_fast.accept_token(byte) and m_slow.accept_token(byte), (text, k)
+    fast, _ = _walked_beside_python(vocab, grammar, [list(b"ab=i"), list(b"ab=iPh"), list(b"x=iPPa")], complete=True)
     first = Matcher(fast).allowed_token_ids().tolist()
     assert vocab.token_bytes.index(b"ab=iPa") in first and vocab.token_bytes.index(b"ab=iPhone") not in first
     assert vocab.token_bytes.index(b"ab=iPP1") not in first
