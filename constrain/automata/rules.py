@@ -53,12 +53,11 @@ class RuleSet:
         greedy: Collection[str] = (), built: Optional[Mapping[int, DFA]] = None,
         refused: Optional[Mapping[str, int]] = None, second_bytes: Optional[SecondBytes] = None,
     ) -> None:
-        """`second_bytes` (return_checks.find_checks; None: none looked for): the CHECK rules
-        they need are appended to the rules (those `names` holds already are reused)."""
+        """`second_bytes` (return_checks.find_checks; None: none looked for): the CHECK rules they
+        need are appended (those `names` holds already are reused); `return_checks` says so."""
         checks: tuple[dict[int, dict[int, int]], ...] = ({},) * len(names)  # (shared, never written)
         if second_bytes is not None:
             names, nodes, greedy, refused, checks = with_check_rules(names, nodes, greedy, refused or {}, second_bytes)
-        self.return_checks = second_bytes is not None
         self.second_bytes = second_bytes
         self.checks = checks  # per rule: {accepting state: {byte it reads: the CHECK its return before it pushes}}
         ids = {name: k for k, name in enumerate(names)}
@@ -66,9 +65,8 @@ class RuleSet:
         # Greedy rules (a Lark terminal's longest match): see StackSemantics.
         self.greedy = tuple(name in greedy for name in names)
         self.any_greedy = any(self.greedy)
-        # Per rule: the bytes a greedy rule's return may not be followed by beyond those it reads
-        # (a Lark terminal's end lookahead: grammar/lark/end_guard.py, end_window.py), one bit
-        # each, and END_OF_TEXT where the text may not end there; one int, or one per state.
+        # Per rule: the bytes a greedy rule's return may not be followed by beyond those it reads (a Lark
+        # terminal's end lookahead: end_guard.py, end_window.py), one bit each, and END_OF_TEXT; one int or one per state.
         self.refused = tuple(refusals((refused or {}).get(name, 0)) for name in names)
         self.nodes = nodes  # per rule: its IR, calls of rules that derive nothing removed
         self.start = start
@@ -88,6 +86,10 @@ class RuleSet:
         self.calls: Sequence[tuple] = _View(self, 1)
         self.exits: Sequence[np.ndarray] = _View(self, 2)
 
+    @property
+    def return_checks(self) -> bool:  # (may greedy rules return on condition of the byte after the next one)
+        return self.second_bytes is not None
+
     def check_after(self, r: int, q: int, byte: int) -> int:
         """The CHECK rule that greedy rule r's return in state q before `byte` (which q reads)
         pushes, or -1 where it may not return there (return_checks.py)."""
@@ -95,8 +97,7 @@ class RuleSet:
         return -1 if at is None else at.get(byte, -1)
 
     def refused_at(self, r: int, q: int) -> int:
-        """The bytes (and END_OF_TEXT) greedy rule r's return in state q may not be followed by
-        beyond those it reads."""
+        """What greedy rule r's return in state q may not be followed by beyond what it reads."""
         bits = self.refused[r]
         return bits if type(bits) is int else bits[q]
 

@@ -46,7 +46,7 @@ class Items:
         `check`: the item's check (checked_items.py), its nodes at one depth."""
         if not ascending and nodes.size > 1 and not nodes_ascending(nodes):
             nodes = sorted_unique(nodes, self._node_counts[tid] if tid < len(self._node_counts) else None)
-        return self._intern((tid, nodes.tobytes(), check) if check else (tid, nodes.tobytes()), (tid, nodes, check))
+        return self._intern(_node_key(tid, nodes, check), (tid, nodes, check))
 
     def _intern(self, key: tuple, value: tuple) -> int:
         hit = self._ids.get(key)
@@ -70,9 +70,14 @@ class Items:
         """Items whose ids 1, 2, ... are `entries` (as `entries()` gave them), interned again."""
         items = cls(node_counts)
         for tid, nodes, forbidden in entries:
-            key = (-1, forbidden) if nodes is None else (tid, nodes.tobytes(), forbidden) if forbidden else (tid, nodes.tobytes())
+            key = (-1, forbidden) if nodes is None else _node_key(tid, nodes, forbidden)
             if key in items._ids:
                 raise ValueError(f"item {len(items._items)} repeats an earlier one")
             items._ids[key] = len(items._items)
             items._items.append((tid, nodes, forbidden))
         return items
+
+
+def _node_key(tid: int, nodes: np.ndarray, check: int) -> tuple:
+    """A node item's interning key (a checked one's holds its check)."""
+    return (tid, nodes.tobytes(), check) if check else (tid, nodes.tobytes())

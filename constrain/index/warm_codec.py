@@ -267,13 +267,13 @@ class _Decoder:
             raise ValueError("warm record: an item's nodes are not ascending without repeats")
         entries = []
         for k, (i, j) in enumerate(spans):
+            bits = sum(int(w) << (64 * n) for n, w in enumerate(forbidden[k].tolist()))  # (forbidden bytes, or a check)
             if roots[k]:
-                entries.append((-1, None, sum(int(w) << (64 * n) for n, w in enumerate(forbidden[k].tolist()))))
+                entries.append((-1, None, bits))
             else:
-                check = sum(int(w) << (64 * n) for n, w in enumerate(forbidden[k].tolist()))
-                if check and not check & CHECKED:
+                if bits and not bits & CHECKED:
                     raise ValueError("warm record: a node item's check without its mark")
-                entries.append((int(tries[k]), nodes[i:j], check))
+                entries.append((int(tries[k]), nodes[i:j], bits))
         return Items.of(entries, tuple(t.n_nodes for t in self.a.tries))
 
     def _pool(self) -> list[Any]:
