@@ -24,6 +24,7 @@ may read on condition: {byte: CHECK rule}).
 
 from __future__ import annotations
 
+import time
 from typing import Iterator, Optional
 
 import numpy as np
@@ -41,10 +42,11 @@ class StackSemantics:
     fills only repeat work; a full memo is replaced by an empty one, never emptied in place, and
     no entry needs another to be there)."""
 
-    def __init__(self, rules: RuleSet, max_depth: int = 10_000, max_stacks: int = 10_000) -> None:
+    def __init__(self, rules: RuleSet, max_depth: int = 10_000, max_stacks: int = 10_000, max_seconds: float = 10.0) -> None:
         self.rules = rules
         self.max_depth = max_depth
         self.max_stacks = max_stacks
+        self.max_seconds = max_seconds  # for one `advance` (Limits.max_accept_seconds)
         self._closure: dict[Stack, tuple[frozenset, bool, Optional[tuple[frozenset, int]]]] = {}
         self._levels: dict[Stack, tuple[frozenset, bool, int, bool]] = {}
         self._lists: list[Optional[tuple[list, list]]] = [None] * rules.n_rules
@@ -176,12 +178,13 @@ class StackSemantics:
             self._levels = {}
         self._levels[stack] = level
 
-    def step(self, stacks: frozenset, byte: int) -> frozenset:
+    def step(self, stacks: frozenset, byte: int, deadline: Optional[float] = None) -> frozenset:
+        """The stacks after `byte`; past `deadline` (perf_counter seconds) LimitExceededError."""
         bit = 1 << byte
         if len(stacks) == 1:  # (one stack, most texts: its memoized closure, no union to build)
             return self._step_one(next(iter(stacks)), byte, bit)
         held: Optional[list] = [] if self._checks else None
-        tops: set[tuple] = set().union(*(level[0] for level in self._levels_of(stacks, bit, held)))
+        tops: set[tuple] = set().union(*(level[0] for level in self._levels_of(stacks, bit, held, deadline)))
         nxt = set()
         for top in tops:
             r, q, parent, depth = top
@@ -230,11 +233,19 @@ class StackSemantics:
         return check
 
     def advance(self, stacks: frozenset, data: bytes) -> Optional[frozenset]:
+        """The stacks after `data`, None where it is refused; LimitExceededError past
+        `max_seconds` (deep stacks of an ambiguous grammar: hashing a stack walks its frames)."""
+        deadline = time.perf_counter() + self.max_seconds
         for b in data:
-            stacks = self.step(stacks, b)
+            stacks = self.step(stacks, b, deadline)
             if not stacks:
                 return None
+            if time.perf_counter() > deadline:
+                self._late()
         return stacks
+
+    def _late(self) -> None:
+        raise LimitExceededError("seconds for one accepted token", self.max_seconds, "Limits(max_accept_seconds=...)")
 
     def is_complete(self, stacks: frozenset) -> bool:
         if len(stacks) == 1:
@@ -267,13 +278,18 @@ class StackSemantics:
                 out |= self.read_bits(r, q)
         return out
 
-    def _levels_of(self, stacks: frozenset, bit: int = 0, held: Optional[list] = None) -> Iterator[tuple[frozenset, bool, int, bool]]:
+    def _levels_of(
+        self, stacks: frozenset, bit: int = 0, held: Optional[list] = None, deadline: Optional[float] = None
+    ) -> Iterator[tuple[frozenset, bool, int, bool]]:
         """The own levels the stacks' closures are made of, each parent's once (by id: frames
         outlive the walk); a greedy top's return is not followed before a byte of `bit` it
         reads or refuses (END_OF_TEXT: the end, which a positive end lookahead refuses). Such
-        tops are appended to `held` (their return may be conditional: see step)."""
+        tops are appended to `held` (their return may be conditional: see step). The deadline
+        is looked at every 64 stacks."""
         done: set[int] = set()
-        for s in stacks:
+        for i, s in enumerate(stacks):
+            if deadline is not None and not i & 63 and time.perf_counter() > deadline:
+                self._late()
             while True:
                 level = self.own_level(s)
                 yield level

@@ -59,7 +59,7 @@ class StackTokenAutomaton:
     def __init__(self, rules: RuleSet, index: VocabIndex, limits: Limits = Limits()) -> None:
         self.rules = rules
         self.index = index
-        self.semantics = StackSemantics(rules, limits.max_stack_depth, limits.max_stacks)
+        self.semantics = StackSemantics(rules, limits.max_stack_depth, limits.max_stacks, limits.max_accept_seconds)
         self.mask_seconds = limits.max_mask_seconds
         self.eos_ids = tuple(sorted(index.eos_ids))
         self._inner: dict[tuple[int, int], tuple[np.ndarray, Boundaries, int]] = {}

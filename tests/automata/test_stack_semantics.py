@@ -151,6 +151,24 @@ def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
         assert len(deep) >= 59 and sem.is_complete(deep)
 
 
+def test_a_step_over_many_stacks_stops_at_its_deadline():
+    """An ambiguous grammar's step over hundreds of deep stacks can take seconds (each stack's
+    hash walks its frames): the deadline is looked at inside the step, not only between bytes."""
+    import time
+
+    from constrain.errors import LimitExceededError
+
+    rules = compile_rules(AMBIGUOUS, "start", greedy=("NAME",))
+    sem = StackSemantics(rules)
+    deep = sem.advance(sem.initial(), b"+".join([b"a"] * 100))
+    assert len(deep) >= 99
+    assert sem.step(deep, ord("+"), time.perf_counter() + 60)
+    with pytest.raises(LimitExceededError, match="max_accept_seconds"):
+        sem.step(deep, ord("+"), time.perf_counter() - 1)
+    with pytest.raises(LimitExceededError, match="max_accept_seconds"):
+        StackSemantics(rules, max_seconds=1e-9).advance(sem.initial(), b"a")
+
+
 @pytest.mark.parametrize("grammar,greedy", [
     (AMBIGUOUS, ("NAME",)), (JUXTAPOSED, ("NAME", "DIGITS")), (DOTTED, ("NAME", "NUMBER"))])
 def test_forgotten_memos_give_the_same_steps(grammar, greedy, monkeypatch):

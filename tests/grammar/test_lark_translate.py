@@ -326,6 +326,10 @@ def test_ambiguity_and_depth_meet_their_limits(llama3):
     assert m.accept_tokens([llama3.token_bytes.index(t) for t in (b"SELECT", b" a")]) == 2
     with pytest.raises(LimitExceededError, match="max_mask_seconds"):
         m.allowed_token_ids()
+    slow = Matcher(Compiler(llama3, limits=Limits(max_accept_seconds=1e-9)).compile_lark(load("sql")))
+    with pytest.raises(LimitExceededError, match="max_accept_seconds"):
+        slow.accept_token(llama3.token_bytes.index(b"SELECT"))
+    assert slow.num_accepted_tokens == 0  # (refused whole: the matcher is as before)
 
 
 def test_special_tokens_by_name_and_id_are_allowed_exactly_where_the_grammar_has_them(llama3):
