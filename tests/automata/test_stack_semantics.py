@@ -151,6 +151,30 @@ def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
         assert len(deep) >= 59 and sem.is_complete(deep)
 
 
+def test_deep_stacks_keep_hashes_every_so_often_and_equal_plain_tuples():
+    """A frame's hash walks its parents: every KEPT_HASH_EVERY-th one keeps its hash, so a memo
+    lookup of a deep stack costs O(that), not O(depth); such frames equal their plain tuples."""
+    import pickle
+
+    from constrain.automata.stack_semantics import KEPT_HASH_EVERY, KeptHash
+
+    rules = compile_rules(AMBIGUOUS, "start", greedy=("NAME",))
+    sem = StackSemantics(rules)
+    deep = sem.advance(sem.initial(), b"(" * 100 + b"a")
+    (top,) = deep
+    kept, frame = [], top
+    while frame is not None:
+        if isinstance(frame, KeptHash):
+            kept.append(frame[3])
+            plain = tuple(frame)
+            assert plain == frame and hash(plain) == hash(frame) and type(plain) is tuple
+        frame = frame[2]
+    assert kept and all(d % KEPT_HASH_EVERY == 0 for d in kept) and len(kept) >= 100 // KEPT_HASH_EVERY
+    assert pickle.loads(pickle.dumps(top)) == top and hash(pickle.loads(pickle.dumps(top))) == hash(top)
+    again = sem.advance(sem.initial(), b"(" * 100 + b"a")
+    assert again == deep and sem.advance(deep, b")" * 100) is not None
+
+
 def test_a_step_over_many_stacks_stops_at_its_deadline():
     """An ambiguous grammar's step over hundreds of deep stacks can take seconds (each stack's
     hash walks its frames): the deadline is looked at inside the step, not only between bytes."""
