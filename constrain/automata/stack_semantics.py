@@ -27,9 +27,8 @@ from __future__ import annotations
 import time
 from typing import Iterator, Optional
 
-import numpy as np
-
 from ..errors import LimitExceededError
+from .refusals import bits_of
 from .rules import END_OF_TEXT, RuleSet, Stack
 
 ALL_BYTES = (1 << 256) - 1
@@ -94,9 +93,7 @@ class StackSemantics:
         hit = self._bits.get((r, q))
         if hit is None:
             dfa = self.rules.rule(r).dfa
-            reads = dfa.table[q, dfa.byte_classes] >= 0
-            hit = int.from_bytes(np.packbits(reads, bitorder="little").tobytes(), "little")
-            self._bits[(r, q)] = hit
+            hit = self._bits[(r, q)] = bits_of(dfa.table[q, dfa.byte_classes] >= 0)
         return hit
 
     def return_refusals(self, r: int, q: int) -> int:
