@@ -15,6 +15,7 @@ import numpy as np
 
 from .compiled import TERMINATED, CompiledGrammar
 from .errors import RollbackError, TokenError
+from .index.row_bits import token_id_array
 
 
 
@@ -76,9 +77,7 @@ class Matcher:
 
     def allowed_token_ids(self) -> np.ndarray:
         """The allowed next token ids, sorted (for debugging and tests; the bitmask is the fast path)."""
-        row = self.compiled.mask_row(self._history[-1])
-        bits = np.unpackbits(row.view(np.uint8), bitorder="little")
-        return np.nonzero(bits)[0]
+        return token_id_array(self.compiled.mask_row(self._history[-1]))
 
     # -- advancing ------------------------------------------------------------------------------
     def _check_id(self, token_id: int) -> int:

@@ -30,10 +30,16 @@ def words_of(ids: np.ndarray, n_words: int) -> np.ndarray:
 
 
 def token_ids(words: np.ndarray) -> list[int]:
-    """The token ids whose bits are set in `words`, ascending (unpacking only the nonzero
-    words: a whole 128k-bit row costs more than the rest of most rows)."""
+    """The token ids whose bits are set in `words`, ascending, as a list."""
+    return token_id_array(words).tolist()
+
+
+def token_id_array(words: np.ndarray) -> np.ndarray:
+    """The token ids whose bits are set in `words`, ascending. Where few words are nonzero, only
+    those are unpacked (a mask of 2 tokens at 128k: ~12 against ~190 us for the whole row);
+    where most are, the whole row is (no index arithmetic per id)."""
     nz = nonzero_words(words)
-    if not nz.size:
-        return []
-    w, b = np.nonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little").reshape(-1, 32))
-    return (nz[w] * 32 + b).tolist()
+    if 2 * nz.size > words.size:
+        return np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little"))
+    at = np.flatnonzero(np.unpackbits(words[nz].view(np.uint8), bitorder="little"))
+    return nz[at >> 5] * 32 + (at & 31)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from constrain.index.row_bits import nonzero_words, token_ids, words_of
+from constrain.index.row_bits import nonzero_words, token_id_array, token_ids, words_of
 
 
 @given(st.sets(st.integers(0, 32 * 40 - 1)))
@@ -16,6 +16,9 @@ def test_token_ids_are_the_set_bits(ids):
         words[t >> 5] |= np.uint32(1) << np.uint32(t & 31)
     assert token_ids(words) == sorted(ids)
     assert nonzero_words(words).tolist() == sorted({t >> 5 for t in ids})
+    signed = words.view(np.int32)  # (a mask row's words are int32: bit 31 is the sign)
+    assert token_id_array(signed).tolist() == sorted(ids)
+    assert token_id_array(signed).dtype == np.intp
 
 
 @given(st.one_of(st.lists(st.integers(0, 32 * 40 - 1), max_size=64), st.lists(st.integers(0, 32 * 40 - 1), min_size=65, max_size=300)),
