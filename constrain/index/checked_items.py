@@ -19,6 +19,7 @@ from ..automata.return_checks import CHECK_PREFIX
 from ..automata.rules import RuleSet
 from ..sorted_sets import sorted_unique
 from .items import Items
+from .row_bits import words_of
 from .summary import Summary, of_words
 from .trie import TokenTrie
 
@@ -77,17 +78,21 @@ def within(nodes: np.ndarray, ranges: tuple[np.ndarray, np.ndarray]) -> np.ndarr
     return (k >= 0) & (nodes < stops[np.maximum(k, 0)])
 
 
+def _members(values: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """Bool per value: is it in `of` (both ascending; np.isin sorts them again)."""
+    if not of.size:
+        return np.zeros(values.size, dtype=np.bool_)
+    at = np.minimum(np.searchsorted(of, values), of.size - 1)
+    return of[at] == values
+
+
 def allowed_words(trie: TokenTrie, ranges: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The tokens of the ranges as a row of uint32 words (a range's token ids are one run of
     tok_ids: the trie is laid out depth first)."""
-    words = np.zeros(trie.n_words, dtype=np.uint32)
     ptr = trie.tok_ptr
     runs = [trie.tok_ids[ptr[a] : ptr[b]] for a, b in zip(*ranges)]
     ids = np.concatenate(runs) if runs else np.zeros(0, dtype=np.int64)
-    if ids.size:
-        ids = ids.astype(np.int64)
-        np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
-    return words
+    return words_of(ids, trie.n_words)
 
 
 def cut(whole: Summary, items: Items, trie: TokenTrie, tid: int, nodes: np.ndarray, check: int) -> Summary:
@@ -104,7 +109,7 @@ def cut(whole: Summary, items: Items, trie: TokenTrie, tid: int, nodes: np.ndarr
         if pnodes is None or ptid != tid:  # (a summary from nodes pops at nodes of their trie)
             raise AssertionError("a summary from trie nodes popped elsewhere")
         kept = within(pnodes, ranges)
-        own = kept & np.isin(pnodes, nodes)
+        own = kept & _members(pnodes, nodes)
         if own.any():
             pops.append(items.nodes(tid, pnodes[own], ascending=True, check=check))
         deeper = kept & ~own

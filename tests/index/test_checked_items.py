@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from constrain import Compiler, Matcher
-from constrain.index.checked_items import CHECKED, allowed_ranges, allowed_words, check_of, within
+from constrain.index.checked_items import CHECKED, allowed_ranges, allowed_words, check_of, cut, within
 from constrain.index.items import Items
 from constrain.index.trie import TokenTrie
 
@@ -49,6 +49,26 @@ def test_a_check_lets_through_the_node_and_the_subtrees_of_its_allowed_children(
     assert b"{" in allowed and b"{{" in allowed and b"{\"" not in allowed
     inside = np.array([brace, _node(trie, b"{{"), _node(trie, b"{\"")], dtype=np.int64)
     assert within(inside, ranges).tolist() == [True, True, False]
+
+
+def test_a_cut_keeps_the_check_on_pops_at_the_items_own_nodes_only(trie, llama3):
+    """What a frame reads from a checked item, cut: a pop at one of the item's own nodes (before
+    its byte: the frame below reads it) keeps the check; a deeper pop in an allowed subtree is
+    kept as it was; one in a refused subtree is dropped, as are the tokens there."""
+    from constrain.index.summary import Summary
+    from constrain.index.row_bits import token_ids, words_of
+
+    items = Items((trie.n_nodes,))
+    a, ab, ac = _node(trie, b"a"), _node(trie, b"ab"), _node(trie, b"ac")
+    check = check_of(1 << ord("b"))
+    tokens = [llama3.token_bytes.index(t) for t in (b"a", b"ab", b"ac")]
+    whole = Summary(((words_of(np.array(tokens), trie.n_words)),), (items.nodes(0, np.array([a, ab, ac])),))
+    got = cut(whole, items, trie, 0, np.array([a], dtype=np.int32), check)
+    pops = sorted((items.get(p)[1].tolist(), items.get(p)[2]) for p in got.pops)
+    assert pops == sorted([([a], check), ([ab], 0)])
+    words = np.zeros(trie.n_words, dtype=np.uint32)
+    got.or_into(words)
+    assert token_ids(words) == sorted(tokens[:2])
 
 
 def test_checked_items_are_their_own_items(trie):
