@@ -32,6 +32,8 @@ from .refusals import bits_of
 from .rules import END_OF_TEXT, RuleSet, Stack
 
 ALL_BYTES = (1 << 256) - 1
+MAX_MEMO = 1 << 18  # stacks whose closure, and whose own level, are kept (then all forgotten: a
+# recursive grammar's stacks are without bound, and a server meets ever more)
 KEPT_HASH_EVERY = 32  # frames at depths divisible by this keep their hash (see KeptHash)
 
 
@@ -56,8 +58,6 @@ class KeptHash(tuple):
 def _frame(r: int, q: int, parent: Stack, depth: int) -> tuple:
     """A frame that will be a parent (a call's return frame): its hash kept every so often."""
     return (r, q, parent, depth) if depth % KEPT_HASH_EVERY else KeptHash(r, q, parent, depth)
-MAX_MEMO = 1 << 18  # stacks whose closure, and whose own level, are kept (then all forgotten: a
-# recursive grammar's stacks are without bound, and a server meets ever more)
 
 
 class StackSemantics:
