@@ -48,6 +48,13 @@ def test_limits_flow_from_the_compiler(llama3):
         c.compile_regex("(a|b)*a(a|b){8}")
 
 
+@pytest.mark.parametrize("knob", ["max_nfa_states", "max_dfa_states", "max_compile_seconds", "max_stack_depth",
+                                  "max_stacks", "max_mask_seconds", "max_accept_seconds"])
+def test_a_limit_that_is_not_positive_is_refused_by_name(knob):
+    with pytest.raises(ValueError, match=f"Limits.{knob} must be positive"):
+        Limits(**{knob: 0})
+
+
 def test_bad_inputs(llama3):
     with pytest.raises(TypeError, match="Vocabulary"):
         Compiler("llama3")  # type: ignore[arg-type]
