@@ -78,14 +78,6 @@ def within(nodes: np.ndarray, ranges: tuple[np.ndarray, np.ndarray]) -> np.ndarr
     return (k >= 0) & (nodes < stops[np.maximum(k, 0)])
 
 
-def _members(values: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """Bool per value: is it in `of` (both ascending; np.isin sorts them again)."""
-    if not of.size:
-        return np.zeros(values.size, dtype=np.bool_)
-    at = np.minimum(np.searchsorted(of, values), of.size - 1)
-    return of[at] == values
-
-
 def allowed_words(trie: TokenTrie, ranges: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The tokens of the ranges as a row of uint32 words (a range's token ids are one run of
     tok_ids: the trie is laid out depth first)."""
@@ -109,7 +101,7 @@ def cut(whole: Summary, items: Items, trie: TokenTrie, tid: int, nodes: np.ndarr
         if pnodes is None or ptid != tid:  # (a summary from nodes pops at nodes of their trie)
             raise AssertionError("a summary from trie nodes popped elsewhere")
         kept = within(pnodes, ranges)
-        own = kept & _members(pnodes, nodes)
+        own = kept & within(pnodes, (nodes, nodes + 1))  # (at the item's own nodes)
         if own.any():
             pops.append(items.nodes(tid, pnodes[own], ascending=True, check=check))
         deeper = kept & ~own

@@ -53,10 +53,7 @@ if TYPE_CHECKING:
 _NO_WORDS = np.zeros(0, dtype=np.intp)
 _NO_BITS = np.zeros(0, dtype=np.uint32)
 SMALL_ITEM = 65536  # a frame at an item whose readable subtrees hold at most this many trie nodes:
-# one pushdown walk (larger ones share their callees' summaries: see _small). 16,384 until
-# 2026-12-07: since the walk merges stacks over union cells and marks name runs whole, 65,536
-# made SQL's cold masks ~14% faster (per-position minima, alternating processes), the rest
-# unchanged or faster; 262,144 and more: no better
+# one pushdown walk (larger ones share their callees' summaries: see _small; the sweep: cold-lark.md)
 
 
 class FrameSummaries:
