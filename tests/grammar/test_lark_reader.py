@@ -155,7 +155,6 @@ def test_the_reader_reads_the_shipped_grammars_itself():
         "start: b\n",  # b not defined
         'start: A\nA: b\nb: "x"\n',  # a rule inside a terminal
         'start: A\nA: "x" A\n',  # a recursive terminal
-        'start: ""\n',  # an empty literal
         'start: "a\n',  # a newline in a string
         'start: x{"a"}\nx{p, q}: p q\n',  # a template's arguments miscounted
         '_start: "a" -> b\n',  # an alias of an inlined rule
@@ -169,6 +168,12 @@ def test_texts_lark_refuses_are_left_to_lark(text):
         read_grammar(read_dialect(text).text, "start")
     with pytest.raises(GrammarError):
         translate.lark_rules(text)
+
+
+def test_an_empty_literal_is_nothing_as_llguidance_reads_it():
+    """Lark refuses `""`; llguidance reads it as the empty text, and so do we."""
+    loaded = read_grammar('start: ("" | "b") "a" ""\nT: ""\n', "start")  # (a group first: multiplied out)
+    assert [[loaded.terminals[s].value for s in exp] for exp in loaded.rules["start"]] == [["a"], ["b", "a"]]
 
 
 @pytest.mark.parametrize(

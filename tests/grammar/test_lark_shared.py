@@ -59,14 +59,29 @@ def test_every_grammar_lark_loads_compiles_or_is_refused_by_name(row, compiler, 
         assert m.accept_token(int(rng.choice(short)))
 
 
+def _accepted_token_by_token(grammar, text: str, tokenizer_files) -> bool:
+    from tokenizers import Tokenizer
+
+    ids = Tokenizer.from_file(str(tokenizer_files["llama3"] / "tokenizer.json")).encode(text, add_special_tokens=False).ids
+    m = Matcher(grammar)
+    return m.accept_tokens(ids) == len(ids) and m.is_accepting()
+
+
 def test_the_composition_sample_is_accepted_token_by_token(compiler, tokenizer_files):
     folder = ROOT / "lark-parser" / "examples" / "composition"
     if not folder.is_dir():
         pytest.skip(f"{folder} not found")
-    from tokenizers import Tokenizer
-
     grammar = compiler.compile_grammar_file(folder / "storage.lark")
-    text = (folder / "combined_csv_and_json.txt").read_text()
-    ids = Tokenizer.from_file(str(tokenizer_files["llama3"] / "tokenizer.json")).encode(text, add_special_tokens=False).ids
-    m = Matcher(grammar)
-    assert m.accept_tokens(ids) == len(ids) and m.is_accepting()
+    assert _accepted_token_by_token(grammar, (folder / "combined_csv_and_json.txt").read_text(), tokenizer_files)
+
+
+def test_llguidance_rfc_sample_is_accepted_token_by_token(compiler, tokenizer_files):
+    """llguidance's own sample grammar, which Lark refuses: `""` in rules, a terminal that
+    matches the empty text (`TEXT: (...)*`), both read as llguidance reads them."""
+    folder = ROOT / "llguidance" / "sample_parser" / "data"
+    if not (folder / "rfc.lark").is_file():
+        pytest.skip(f"{folder / 'rfc.lark'} not found")
+    grammar = compiler.compile_grammar_file(folder / "rfc.lark")
+    text = (folder / "rfc.xml").read_text()
+    assert _accepted_token_by_token(grammar, text, tokenizer_files)
+    assert not grammar.accepts(text.replace("</rfc>", "</rf>").encode())

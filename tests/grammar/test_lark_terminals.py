@@ -49,10 +49,25 @@ def test_a_pattern_that_can_read_on_is_greedy():
     assert not lower_terminal("QUOTED", PatternRE(r'"[^"]*"'), Limits()).greedy
 
 
-def test_terminals_matching_nothing_or_backreferences_are_refused():
+def test_a_terminal_matching_the_empty_text_is_its_other_texts_made_optional():
+    """llguidance reads such terminals (Lark refuses them): the rest of the language, optional
+    where used (translate.py)."""
+    t = lower_terminal("A", PatternRE("(?:ab)*c?"), Limits())
+    assert t.optional and not t.only_empty and t.greedy
+    dfa = _dfa(t)
+    assert not dfa.accepts(b"") and all(dfa.accepts(s) for s in (b"c", b"ab", b"ababc"))
+    assert not dfa.accepts(b"a") and not dfa.accepts(b"abca")
+    for nothing_else in (PatternStr(""), PatternRE("(?:)"), PatternRE("(?:a{0})")):
+        assert lower_terminal("E", nothing_else, Limits()).only_empty
+    assert not lower_terminal("B", PatternRE("a+"), Limits()).optional
+
+
+def test_terminals_matching_nothing_lazily_or_backreferences_are_refused():
     with pytest.raises(UnsupportedGrammarError, match="empty string") as info:
-        lower_terminal("A", PatternRE("a*"), Limits())
+        lower_terminal("A", PatternRE("a*?"), Limits())  # (its shortest match is always empty)
     assert info.value.where == "terminal A"
+    with pytest.raises(UnsupportedGrammarError, match="empty string"):
+        lower_terminal("W", PatternRE(r"a*\b"), Limits())  # (an assertion at its end)
     with pytest.raises(UnsupportedGrammarError, match="backreference"):
         lower_terminal("H", PatternRE(r"(?P<x>a)(?P=x)"), Limits())
 

@@ -198,7 +198,16 @@ def test_random_masked_walks_end_in_texts_lark_parses(name, compiled, parsers, l
     ("guarded", b"k;f"),
 ])
 def test_masks_equal_the_byte_steps(name, prefix, compiled, llama3, byte_step_oracle):
-    grammar = compiled[name]
+    _masks_equal_the_byte_steps(compiled[name], prefix, llama3, byte_step_oracle)
+
+
+@pytest.mark.parametrize("prefix", [b"x", b"xa", b"xab,", b"x ,", b"xa ,b", b"x,,"])
+def test_masks_equal_the_byte_steps_where_terminals_may_match_nothing(prefix, llama3, byte_step_oracle):
+    grammar = Compiler(llama3).compile_lark('start: "x" T ("," T)* "y"\nT: /[a-c]*/\n%ignore " "')
+    _masks_equal_the_byte_steps(grammar, prefix, llama3, byte_step_oracle)
+
+
+def _masks_equal_the_byte_steps(grammar, prefix: bytes, llama3, byte_step_oracle) -> None:
     m = Matcher(grammar)
     assert m.accept_tokens([llama3.token_bytes.index(bytes([b])) for b in prefix]) == len(prefix)
     bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
@@ -230,9 +239,35 @@ def test_bad_grammars_raise_clear_errors(llama3):
     ignores_declared = compiler.compile_lark('start: "a"\n%declare B\n%ignore B\n')  # (it never matches: no effect)
     assert _we_accept(ignores_declared, "a") and not _we_accept(ignores_declared, "aa")
     with pytest.raises(UnsupportedGrammarError, match="empty string"):
-        compiler.compile_lark("start: A \"b\"\nA: /a*/")
+        compiler.compile_lark("start: A \"b\"\nA: /a*?/")  # (lazy: its shortest match is always empty)
     with pytest.raises(TypeError):
         compiler.compile_lark(b"start: \"a\"")  # type: ignore[arg-type]
+
+
+# llguidance's reading of what Lark refuses (the answers are llguidance 1.x's, checked by hand;
+# tests/grammars/test_peers_lark.py compares random texts with llguidance itself)
+NOTHING_AS_LLGUIDANCE_READS_IT = [
+    ('start: "a" "" "b"', {"ab": True, "a": False, "b": False}),
+    ('start: ""', {"": True, "a": False}),
+    ('start: T\nT: ""', {"": True, "a": False}),
+    ('start: ("a" | "")+ "b"', {"b": True, "aab": True, "ba": False}),
+    ('start: T "b"\nT: /a*/', {"b": True, "ab": True, "aab": True, "a": False}),
+    ('start: "x" T\nT: /a*/', {"x": True, "xa": True, "": False}),
+    ('start: "x" /a*/ "y"', {"xy": True, "xay": True, "xby": False}),
+    ('start: T "a"\nT: /a*/', {"a": True, "aa": False}),  # (T takes both: its longest match)
+    ('start: T T "b"\nT: /a*/', {"b": True, "ab": True, "aab": True}),
+    ('start: "x" "y"\n%ignore /\\s*/', {"xy": True, "x  y": True, " x y ": True, "x\ty": True, "x-y": False}),
+    ('start: "x" T "y"\nT: /(ab)*/\n%ignore " "', {"xy": True, "x y": True, "x ab y": True, "xabab y": True, "xa y": False}),
+    ('start: "x" T "y"\nT: /(?:)/', {"xy": True, "xay": False}),
+]
+
+
+@pytest.mark.parametrize("text, answers", NOTHING_AS_LLGUIDANCE_READS_IT)
+def test_empty_literals_and_terminals_that_match_nothing_read_as_llguidance_reads_them(text, answers, llama3):
+    """`""` is nothing and a terminal matching the empty text is optional where used: Lark
+    refuses both, llguidance reads them, and grammars written for it use them (its rfc.lark)."""
+    grammar = Compiler(llama3).compile_lark(text)
+    assert {s: _we_accept(grammar, s) for s in answers} == answers
 
 
 def test_compile_grammar_file_imports_from_its_folder(tmp_path, llama3):

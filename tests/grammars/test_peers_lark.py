@@ -44,7 +44,7 @@ def llg(tokenizer_files, llama3):
     transformers = pytest.importorskip("transformers")
     logging.getLogger("transformers").setLevel(logging.ERROR)
     hf = transformers.AutoTokenizer.from_pretrained(str(tokenizer_files["llama3"]))
-    return llguidance, llguidance.hf.from_tokenizer(hf, n_vocab=llama3.size, eos_token=sorted(llama3.eos_token_ids))
+    return llguidance, llguidance.hf.from_tokenizer(hf, n_vocab=llama3.size, eos_token=sorted(llama3.eos_token_ids)), hf
 
 
 def _allowed(words: np.ndarray, size: int) -> np.ndarray:
@@ -78,7 +78,7 @@ def _witnessed(matcher: Matcher, tid: int, vocab, parser: lark.Lark, prefix: byt
 
 @pytest.mark.parametrize("name", NAMES)
 def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llama3, masked_walk):
-    llguidance, llg_tok = llg
+    llguidance, llg_tok, _ = llg
     vocab = llama3
     grammar = Compiler(vocab).compile_lark(load(name))
     parser = lark.Lark(load(name), parser="earley")
@@ -125,3 +125,39 @@ def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llam
             prefix += vocab.token_bytes[tid]
     assert len(inconclusive) <= max(2, witnessed // 5), f"{name}: completions that never ended: {inconclusive[:5]}"
     print(f"{name}: {extras} extra tokens, {witnessed} witnessed by Lark, {len(inconclusive)} inconclusive")
+
+
+# What Lark refuses and llguidance reads: `""` as nothing, a terminal that matches the empty
+# text as optional where used (docs/lark.md, llguidance/vLLM extensions).
+NOTHING_GRAMMARS = [
+    ('start: "x" T "y"\nT: /(ab)*c?/', "xyabc"),
+    ('start: T T "b"\nT: /a*/', "ab"),
+    ('start: "(" T? ")" T\nT: /[ab]*/', "()ab"),
+    ('start: ("a" | "" | "b" "")* "c"', "abc"),
+    ('start: x "c"\nx: "" | "a" x', "ac"),
+    ('start: T U\nT: /a*/\nU: /[ab]*c/', "abc"),
+    ('start: (T ",")* T\nT: /[0-9]*/', "12,"),
+]
+
+
+@pytest.mark.parametrize("grammar, alphabet", NOTHING_GRAMMARS)
+def test_empty_literals_and_terminals_accept_the_texts_llguidance_accepts(grammar, alphabet, llg, llama3):
+    """Every text of up to five characters over the grammar's own: accepted alike."""
+    import itertools
+
+    llguidance, tokenizer, hf = llg
+    peer = llguidance.LLMatcher(tokenizer, llguidance.LLMatcher.grammar_from_lark(grammar), log_level=0)
+    ours = Compiler(llama3).compile_lark(grammar)
+    differ, accepted = [], 0
+    for n in range(6):
+        for chars in itertools.product(alphabet, repeat=n):
+            text = "".join(chars)
+            ids = hf.encode(text, add_special_tokens=False)
+            peer.reset()
+            theirs = peer.validate_tokens(ids) == len(ids) and (peer.consume_tokens(ids) or True) and peer.is_accepting()
+            mine = ours.accepts(text.encode())
+            accepted += mine
+            if mine != theirs:
+                differ.append((text, mine, theirs))
+    assert not differ, differ[:10]
+    assert accepted >= 3  # (the comparison saw texts both accept, not only refusals)

@@ -5,7 +5,8 @@ What Lark's loader makes of a grammar that matters to its language, built direct
   (common, unicode, python, lark), looked up where Lark looks, their symbols' dependencies
   renamed `module__NAME` as Lark does; `%declare`, `%override`, `%extend`, and the checks Lark
   makes (a symbol used but not defined, defined twice, a rule in a terminal, a recursive
-  terminal, an empty literal, template arguments...);
+  terminal, template arguments...); an empty literal `""`, which Lark refuses, is the empty
+  text as llguidance reads it;
 - each terminal's pattern as Lark composes it (a regex text joined from its parts, flags
   wrapped as `(?i:...)`: a lookaround in one part sees the text after it, as in Lark), with
   Lark's own literal escaping (`eval_escaping`) and pattern classes, so terminals.py lowers
@@ -198,8 +199,6 @@ class _Builder:
             value = self.eval_escaping(body)
         except Exception as exc:  # (Lark's GrammarError on a bad escape)
             raise Unread(f"literal {written}: {exc}") from None
-        if not value:
-            raise Unread("an empty literal")
         if quote == '"':
             return self.PatternStr(value.replace("\\\\", "\\"), flags)
         return self.PatternRE(value, flags)
@@ -267,6 +266,8 @@ class _Builder:
             return [(self.instance(e),)]
         if kind in ("str", "re", "range"):
             p = self.literal(e[1]) if kind != "range" else self.range(e[1], e[2])
+            if not p.value:  # (`""`: nothing, as llguidance reads it; Lark refuses it)
+                return [()]
             name = self.anonymous.get(p)
             if name is None:
                 name = self.anonymous[p] = f"__ANON_{len(self.anonymous)}"

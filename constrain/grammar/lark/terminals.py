@@ -15,6 +15,8 @@ parser expects it with Python's `re.match`, so a terminal's text is what that ma
   looks past the terminal, as in Lark: what it refuses may not follow the end (end_guard.py),
   so the terminal is a greedy rule whose return refuses those bytes (and, for a positive one,
   the end of the text).
+- A terminal that matches the empty text (`""`, `/a*/`), which Lark refuses and llguidance
+  reads, is its other texts, left out where a rule may skip it (`optional`).
 Where re's backtracking order differs from both (an alternation whose first branch is a prefix
 of a later one, `a|ab`), we take the longest; docs/lark.md lists the differences.
 """
@@ -28,12 +30,13 @@ from typing import Any, Optional
 import numpy as np
 
 from ...automata import compile_ir, ir
+from ...automata.algebra import difference
 from ...automata.assertions import regex_automaton
 from ...automata.charset import case_fold, lead_bytes, normalize
 from ...automata.dfa import DFA, minimize
 from ...automata.end_window import reach_past_end, windowed_ends
 from ...automata.nfa import nfa_states
-from ...errors import GrammarError, UnsupportedGrammarError, UnsupportedRegexError
+from ...errors import EmptyLanguageError, GrammarError, UnsupportedGrammarError, UnsupportedRegexError
 from ...limits import Limits
 from .end_guard import end_guards
 from .lazy_tail import lazy_head_and_tail
@@ -54,6 +57,14 @@ class Terminal:
     refused: "int | tuple[int, ...]" = 0
     parts: tuple["Terminal", ...] = ()
     surely: Optional[tuple[int, ...]] = None  # per state, what an end refuses whatever follows (None: all it refuses)
+    # it matches the empty text too (llguidance reads such terminals, Lark refuses them): `node`
+    # is the rest of its language, and where a rule uses the terminal it may be left out
+    optional: bool = False
+
+    @property
+    def only_empty(self) -> bool:
+        """Does it match the empty text alone (`""`)? Then a use of it is nothing."""
+        return self.optional and self.node == ir.EMPTY
 
     @property
     def dfa(self) -> DFA:
@@ -121,8 +132,8 @@ def _nullable(node: ir.Node) -> Optional[bool]:
 def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal."""
     if type(pattern).__name__ == "PatternStr" and set(pattern.flags) <= {"i"}:
-        if not pattern.value:
-            raise UnsupportedGrammarError("an empty string terminal", f"terminal {name}", "it matches no text")
+        if not pattern.value:  # ("": nothing, as llguidance reads it)
+            return Terminal(name, ir.EMPTY, False, optional=True)
         if not pattern.flags:
             return Terminal(name, ir.literal(pattern.value), False)
         # ("select"i: each character with its case partners, as the regex (?i:select) reads;
@@ -134,7 +145,14 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
         if guarded is not None:
             return guarded
     language, dfa = _regex_automaton(name, regex, limits)
-    _refuse_empty(name, regex, dfa)
+    optional = bool(dfa.accepting[0])
+    if optional:  # (as llguidance reads it: the terminal less the empty text, left out where used)
+        if _is_lazy(regex):  # (its shortest match is always the empty text)
+            _refuse_empty(name, regex, dfa)
+        rest = _without_empty_text(dfa, limits)
+        if rest is None:
+            return Terminal(name, ir.EMPTY, False, optional=True)
+        language, dfa = None, rest
     if _is_lazy(regex):
         split = lazy_head_and_tail(regex, _is_lazy, _widths)
         if split is None:
@@ -148,7 +166,18 @@ def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
     continues = bool((dfa.table[dfa.accepting] >= 0).any())
     if language is not None and nfa_states(language) <= 2 * dfa.n_states + 16:
         return Terminal(name, language, continues, dfa)
-    return Terminal(name, ir.Embedded(dfa), continues)
+    return Terminal(name, ir.Embedded(dfa), continues, optional=optional)
+
+
+_EMPTY_TEXT = DFA(np.zeros(256, dtype=np.int32), np.full((1, 1), -1, dtype=np.int32), np.ones(1, dtype=np.bool_))
+
+
+def _without_empty_text(dfa: DFA, limits: Limits) -> Optional[DFA]:
+    """The DFA's language less the empty text; None where nothing else is left."""
+    try:
+        return difference(dfa, _EMPTY_TEXT, limits)
+    except EmptyLanguageError:
+        return None
 
 
 _MAY_LOOK_AHEAD = re.compile(r"\(\?[!=]|\\[bB]|\$")  # (a lookahead, a word boundary, an end anchor)
@@ -210,9 +239,12 @@ def _guarded(name: str, regex: str, groups: list[tuple[str, int]], limits: Limit
 
 
 def _refuse_empty(name: str, regex: str, dfa: DFA) -> None:
+    """A terminal that matches the empty text is read as optional (lower_terminal) except where
+    it is lazy (its shortest match is always empty) or has assertions at its end."""
     if dfa.accepting[0]:
         raise UnsupportedGrammarError(
-            "a terminal matching the empty string", f"terminal {name}", f"/{regex}/ matches zero characters"
+            "a terminal matching the empty string", f"terminal {name}",
+            f"/{regex}/ matches zero characters (read as optional only without lazy quantifiers or lookarounds)",
         )
 
 

@@ -4,7 +4,8 @@ Our reader (reader.py; Lark's own loader for the rare forms it leaves to it) rea
 the text: its syntax, `%import`, templates, `?`/`*`/`+`/`[...]`/`~ n..m`, aliases, `_rules` and
 `?rules` all become plain rules over terminals; then:
 - each terminal becomes an automaton (terminals.py): inlined where its end is forced, a greedy
-  rule of its own where it could read on (the longest match);
+  rule of its own where it could read on (the longest match); one that matches the empty text
+  too (llguidance's reading) is optional where used;
 - `%ignore` terminals may come after every terminal and at the start of the text, as Lark's
   lexer skips them between terminals (after, not before: the text between two terminals then
   belongs to the innermost rule that read the first, one stack, where "before" would leave one
@@ -89,7 +90,7 @@ def lark_rules(
     # (an ignored terminal declared without a pattern never matches: only a postlexer makes it)
     ignore_names = [name for name in loaded.ignore if name in terminals]
     bnf, emptied = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
-    ignored = [terminals[name] for name in ignore_names]
+    ignored = [terminals[name] for name in ignore_names if not terminals[name].only_empty]
     others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
     plain = _plain_ignores(ignored, others)
     skip = ir.repeat(ir.alt(*[t.node if t.name in plain else _use(t) for t in ignored]), 0, None) if ignored else None
@@ -98,9 +99,13 @@ def lark_rules(
     def lower(symbol: str) -> ir.Node:
         if not is_terminal.get(symbol, False):
             return ir.RuleRef(symbol)
+        terminal = terminals[symbol]
+        if terminal.only_empty:
+            return ir.EMPTY
         used.add(symbol)
-        node = _use(terminals[symbol])
-        return node if skip is None else ir.concat(node, skip)
+        node = _use(terminal)
+        node = node if skip is None else ir.concat(node, skip)
+        return ir.repeat(node, 0, 1) if terminal.optional else node
 
     rules: dict[str, ir.Node] = {name: to_ir(exps, lower) for name, exps in bnf.items()}
     body: ir.Node = ir.RuleRef(start)
