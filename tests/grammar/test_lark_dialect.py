@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from constrain import GrammarError, UnsupportedGrammarError
+from constrain import Compiler, GrammarError, UnsupportedGrammarError
 from constrain.grammar.lark.dialect import Dialect, read_dialect
 from constrain.grammars import NAMES, load
 
@@ -41,6 +41,39 @@ def test_what_we_cannot_honour_is_named(text, construct):
     with pytest.raises(UnsupportedGrammarError) as info:
         read_dialect(text)
     assert info.value.construct.startswith(construct)
+
+
+@pytest.mark.parametrize(
+    "text, construct, where",
+    [
+        ('start: foo\nfoo[stop="x"]: /a+/\n', "llguidance option 'stop'", "rule foo"),
+        ('start: foo\nfoo[lazy, max_tokens=3]: /a+/\n', "llguidance option 'max_tokens'", "rule foo"),
+        ("start: FOO\nFOO[temperature=0.5]: /a+/\n", "llguidance option 'temperature'", "terminal FOO"),
+        ('start: foo\nfoo[greedy]: /a+/\n', "llguidance option 'greedy'", "rule foo"),  # (no such option)
+        ('start: foo\nfoo[suffix]: /a+/\n', "llguidance option 'suffix'", "rule foo"),  # (without its text)
+        ('start: foo\nfoo[lazy]: bar "x"\nbar: "a"\n', "llguidance option 'lazy' on a rule that uses rules", "rule foo"),
+        ('start: T\nT: foo "x"\nfoo[lazy]: /a+/\n', "a lazy rule inside a terminal", "terminal T"),
+    ],
+)
+def test_rule_options_we_cannot_honour_are_named(text, construct, where, llama3):
+    """llguidance's rule options that change what the model may sample (a token budget, a
+    temperature, a stop text taken back) or that we do not know: refused by name and rule."""
+    with pytest.raises(UnsupportedGrammarError) as info:
+        Compiler(llama3).compile_lark(text)
+    assert (info.value.construct, info.value.where) == (construct, where)
+
+
+def test_rule_options_that_keep_the_language_are_read(llama3):
+    """Captures change no text; `lazy` takes the shortest match, `suffix` ends the lexeme with its
+    text (tests/grammars/test_peers_lark.py compares such grammars with llguidance)."""
+    compiler = Compiler(llama3)
+    captured = compiler.compile_lark('start: foo "b"\nfoo[capture="x"]: "a"+\n')
+    assert captured.accepts(b"aab") and not captured.accepts(b"b")
+    tool = compiler.compile_lark('start: (call | TEXT)*\ncall: head "=f>" /[0-9]+/ "</f>"\nhead[lazy]: TEXT "<f"\n'
+                                 'TEXT: /[a-z ]+/\n')
+    assert tool.accepts(b"hi <f=f>12</f> bye") and not tool.accepts(b"hi <f=f>12")
+    ended = compiler.compile_lark('start: w "."\nw[suffix="!"]: /[a!]*/\n')
+    assert ended.accepts(b"a!.") and not ended.accepts(b"a!!.") and not ended.accepts(b"a.")
 
 
 def test_a_header_without_json_is_a_grammar_error():

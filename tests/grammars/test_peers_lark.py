@@ -128,8 +128,9 @@ def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llam
 
 
 # What Lark refuses and llguidance reads: `""` as nothing, a terminal that matches the empty
-# text as optional where used (docs/lark.md, llguidance/vLLM extensions).
-NOTHING_GRAMMARS = [
+# text as optional where used, rule options `[lazy]`, `[suffix=...]`, `[capture]` (docs/lark.md,
+# llguidance/vLLM extensions).
+LLGUIDANCE_READINGS = [
     ('start: "x" T "y"\nT: /(ab)*c?/', "xyabc"),
     ('start: T T "b"\nT: /a*/', "ab"),
     ('start: "(" T? ")" T\nT: /[ab]*/', "()ab"),
@@ -137,11 +138,17 @@ NOTHING_GRAMMARS = [
     ('start: x "c"\nx: "" | "a" x', "ac"),
     ('start: T U\nT: /a*/\nU: /[ab]*c/', "abc"),
     ('start: (T ",")* T\nT: /[0-9]*/', "12,"),
+    ('start: w*\nw[lazy]: /[ab]*!/', "ab!"),
+    ('start: w "."\nw[suffix="!"]: /[ab!]*/', "ab!."),
+    ('start: w+\nw[capture, suffix=END]: /[a!]*/\nEND: "!!"', "a!"),
+    ('start: foo foo "b"\nfoo[lazy]: /a*/', "ab"),
+    ('start: foo /[ab]*/\nfoo[lazy, capture="n"]: /[ab]+/', "ab"),
+    ('start: (x | y)*\nx[lazy]: /a+/ "b"?\ny[capture]: "b"', "ab"),
 ]
 
 
-@pytest.mark.parametrize("grammar, alphabet", NOTHING_GRAMMARS)
-def test_empty_literals_and_terminals_accept_the_texts_llguidance_accepts(grammar, alphabet, llg, llama3):
+@pytest.mark.parametrize("grammar, alphabet", LLGUIDANCE_READINGS)
+def test_llguidance_readings_accept_the_texts_llguidance_accepts(grammar, alphabet, llg, llama3):
     """Every text of up to five characters over the grammar's own: accepted alike."""
     import itertools
 

@@ -111,7 +111,8 @@ def definitions(statements: Statements, imports: Imports = BUILT_IN) -> dict[str
         old = defs.get(d.name)
         if old is None or old.is_term != d.is_term or old.body is None or old.params != d.params:
             raise Unread(f"%extend of {d.name}, not defined")
-        defs[d.name] = Definition(d.name, ("alt", [*old.body[1], *d.body[1]]), old.params, old.modifiers, old.is_term)
+        defs[d.name] = Definition(d.name, ("alt", [*old.body[1], *d.body[1]]), old.params, old.modifiers, old.is_term,
+                                  old.shortest)
     return defs
 
 
@@ -150,7 +151,7 @@ def _imported(path: tuple[str, ...], names: dict[str, str], module: dict[str, De
         d = module[name]
         body = None if d.body is None else renamed(d.body, {s: mangled(s) for s in _symbols(d.body) if s not in d.params})
         new = mangled(name)
-        out[new] = Definition(new, body, d.params, d.modifiers, d.is_term)  # type: ignore[arg-type]
+        out[new] = Definition(new, body, d.params, d.modifiers, d.is_term, d.shortest)  # type: ignore[arg-type]
     return out
 
 

@@ -35,6 +35,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
+from ...errors import UnsupportedGrammarError
 from .definitions import Imports, definitions, renamed, validate, walk
 from .left_recursion import Group, symbols
 from .syntax import Definition, Expr, Unread, parse
@@ -52,6 +53,7 @@ class LoadedGrammar:
     terminals: dict[str, Any]
     rules: dict[str, list[tuple[str, ...]]]
     ignore: list[str]
+    shortest: frozenset[str] = frozenset()  # terminals taking their shortest match (llguidance's [lazy])
 
 
 def read_grammar(text: str, start: str, import_paths: Sequence[str] = (), source: str = "<grammar>",
@@ -126,7 +128,7 @@ class _Builder:
                         terminals[s] = self.patterns.get(s)
         for name in ignore:
             terminals[name] = self.patterns.get(name)
-        return LoadedGrammar(terminals, rules, ignore)
+        return LoadedGrammar(terminals, rules, ignore, frozenset(n for n in terminals if self.defs.get(n) and self.defs[n].shortest))
 
     def reachable(self, start: str) -> set[str]:
         seen = {start}
@@ -177,8 +179,15 @@ class _Builder:
             op = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((lo, hi)) or ("{%d}" % lo if lo == hi else "{%d,%d}" % (lo, hi))
             return self.PatternRE("(?:%s)%s" % (inner.to_regexp(), op), inner.flags)
         if kind == "sym":
-            if not self.defs[e[1]].is_term:
+            used = self.defs[e[1]]
+            if not used.is_term:
+                if active and self.defs[active[0]].shortest:
+                    raise UnsupportedGrammarError("llguidance option 'lazy' on a rule that uses rules", f"rule {active[0]}",
+                                                  f"{e[1]} is a rule; a lazy rule is one lexeme, of terminals only")
                 raise Unread(f"rule {e[1]} in a terminal")
+            if used.shortest and active:
+                raise UnsupportedGrammarError("a lazy rule inside a terminal", f"terminal {active[-1]}",
+                                              f"{e[1]} takes its shortest match, which a terminal's regex cannot say")
             p = self.term_pattern(e[1], active)
             if p is None:
                 raise Unread(f"declared terminal {e[1]} in a terminal")

@@ -16,6 +16,9 @@ lo, hi) (hi None: no bound), ("maybe", e) (`[e]`: as `e?`, but Lark tells its em
 alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
 ("re", token) (the literal as written, flags included), ("range", token, token), and
 ("alias", seq, name) for an alternative with `-> name`.
+
+llguidance's rule options (`name[lazy, suffix="x", capture]: ...`), which Lark's syntax has no
+room for, are read here (`_options`); those we cannot honour raise UnsupportedGrammarError.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Optional
+
+from ...errors import UnsupportedGrammarError
 
 Expr = tuple
 
@@ -46,7 +51,7 @@ _TOKEN = re.compile(
       |(?P<MODIFIERS>(?:!\??|\?!?)(?=[_a-z]))
       |(?P<NAME>_?[A-Za-z][_A-Za-z0-9]*)
       |(?P<NUMBER>[+-]?\d+)
-      |(?P<PUNCT>[()\[\]{}:,|.~+*?]))
+      |(?P<PUNCT>[()\[\]{}:,|.~+*?=]))
     """,
     re.X,
 )
@@ -87,6 +92,12 @@ def tokens(text: str) -> list[tuple[str, str]]:
 
 
 _DROPPED = frozenset(("COMMENT", "WS", "BACKSLASH"))
+_REFUSED_OPTIONS = {
+    "stop": "its stop text is hidden from the model by taking tokens back, which constrain's matcher "
+            "does not do; write suffix=... (the text stays) or lazy",
+    "max_tokens": "a token budget per rule is not enforced; bound the text's length in the rule instead",
+    "temperature": "a sampling temperature per rule is not applied; sampling parameters are per request",
+}
 
 
 @dataclass
@@ -98,6 +109,7 @@ class Definition:
     params: tuple[str, ...] = ()
     modifiers: str = ""
     is_term: bool = False
+    shortest: bool = False  # llguidance's `[lazy]` (or `suffix=`): a terminal taking its shortest match
 
 
 class Import(NamedTuple):
@@ -222,11 +234,48 @@ class _Parser:
             self.take("PUNCT", "}")
             if not all(is_rule_name(p) for p in params):
                 raise Unread("a template parameter that is no rule name")
+        options = self.options(name) if self.at("PUNCT", "[") else {}
         if self.at("PUNCT", "."):
             self.i += 1
             self.take("NUMBER")  # (a priority: which parse Lark builds, not which texts parse)
         self.take("PUNCT", ":")
-        return Definition(name, self.expansions(), tuple(params), modifiers, is_term)
+        body = self.expansions()
+        if "suffix" in options:  # (what the lexeme must end with: part of its text)
+            body = ("alt", [[body, options["suffix"]]])
+        shortest = "lazy" in options or "suffix" in options
+        return Definition(name, body, tuple(params), modifiers, is_term or shortest, shortest)
+
+    def options(self, name: str) -> dict[str, Any]:
+        """llguidance's `[capture, lazy, suffix="x", ...]` after a rule's name: those that do
+        not change the language (captures) are dropped; `lazy` and `suffix` make the rule one
+        lexeme taking its shortest match (with the suffix at its end); token budgets,
+        temperatures and hidden stop strings need an engine that backtracks or samples per
+        rule, so they are refused by name."""
+        where = f"{'terminal' if is_term_name(name) else 'rule'} {name}"
+        self.take("PUNCT", "[")
+        out: dict[str, Any] = {}
+        while True:
+            option = self.take("NAME")
+            if option in _REFUSED_OPTIONS:
+                raise UnsupportedGrammarError(f"llguidance option {option!r}", where, _REFUSED_OPTIONS[option])
+            if option not in ("capture", "stop_capture", "lazy", "suffix"):
+                raise UnsupportedGrammarError(f"llguidance option {option!r}", where, "not an option llguidance documents")
+            if self.at("PUNCT", "="):
+                self.i += 1
+                value = self.value()
+                takes = ("str", "re", "sym") if option == "suffix" else ("str",)
+                if value is None or value[0] not in takes or option == "lazy":
+                    raise UnsupportedGrammarError(f"llguidance option {option!r}", where, "a value it does not take")
+                out[option] = value
+            elif option in ("stop_capture", "suffix"):
+                raise UnsupportedGrammarError(f"llguidance option {option!r}", where, "it needs a value")
+            else:
+                out[option] = True
+            if not self.at("PUNCT", ","):
+                break
+            self.i += 1
+        self.take("PUNCT", "]")
+        return out
 
     def expansions(self) -> Expr:
         alternatives = [self.alias()]

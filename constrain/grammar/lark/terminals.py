@@ -129,8 +129,15 @@ def _nullable(node: ir.Node) -> Optional[bool]:
     return None
 
 
-def lower_terminal(name: str, pattern: Any, limits: Limits) -> Terminal:
-    """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal."""
+def lower_terminal(name: str, pattern: Any, limits: Limits, shortest: bool = False) -> Terminal:
+    """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal; `shortest`: it takes
+    its shortest match whatever its quantifiers (llguidance's `[lazy]` rules: one lexeme)."""
+    if shortest:  # (one matching the empty text too is optional, as llguidance reads it: `/a*/` is `a` or nothing)
+        dfa = _regex_automaton(name, pattern.to_regexp(), limits)[1]
+        rest = _without_empty_text(dfa, limits) if dfa.accepting[0] else dfa
+        if rest is None:
+            return Terminal(name, ir.EMPTY, False, optional=True)
+        return Terminal(name, ir.Embedded(shortest_matches(rest)), False, optional=bool(dfa.accepting[0]))
     if type(pattern).__name__ == "PatternStr" and set(pattern.flags) <= {"i"}:
         if not pattern.value:  # ("": nothing, as llguidance reads it)
             return Terminal(name, ir.EMPTY, False, optional=True)

@@ -68,7 +68,8 @@ def lark_rules(
     by path, read already (a cache key's): our reader imports those, not the files as they are now."""
     limits = limits or Limits()
     loaded, dialect = _load(text, start, import_paths, source, reader, files)
-    terminals = {name: lower_terminal(name, p, limits) for name, p in loaded.terminals.items() if p is not None}
+    terminals = {name: lower_terminal(name, p, limits, name in loaded.shortest) for name, p in loaded.terminals.items()
+                 if p is not None}
     for name, written in dialect.specials.items():
         terminals[name] = Terminal(name, _special_node(written, special_tokens or {}), False)
     embedded: dict[str, ir.Node] = {}
