@@ -170,6 +170,18 @@ def test_texts_lark_refuses_are_left_to_lark(text):
         translate.lark_rules(text)
 
 
+@pytest.mark.parametrize("braces, tilde", [
+    ('"a"{2,3}', '"a" ~ 2..3'), ('"a"{2}', '"a" ~ 2'), ('x{,2}', 'x ~ 0..2'), ('A{1,}', 'A+'), ('(x | "b"){0,}', '(x | "b")*'),
+])
+def test_counts_in_braces_read_as_lark_s_tilde(braces, tilde):
+    """llguidance's `x{m,n}` (Lark has `x ~ m..n`); a rule name before braces of values stays a template."""
+    rest = 'x: "x"\nA: "a"\n'
+    ours, lark_s = (read_grammar(f"start: {e} \"!\"\n{rest}", "start") for e in (braces, tilde))
+    assert (ours.rules, ours.terminals) == (lark_s.rules, lark_s.terminals)
+    three = read_grammar(f'start: x{{3,}}\n{rest}', "start").rules["start"]
+    assert [len(exp) for exp in three] == [4, 3]  # (x x x x+, x x x)
+
+
 def test_an_empty_literal_is_nothing_as_llguidance_reads_it():
     """Lark refuses `""`; llguidance reads it as the empty text, and so do we."""
     loaded = read_grammar('start: ("" | "b") "a" ""\nT: ""\n', "start")  # (a group first: multiplied out)

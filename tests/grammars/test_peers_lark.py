@@ -128,8 +128,8 @@ def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llam
 
 
 # What Lark refuses and llguidance reads: `""` as nothing, a terminal that matches the empty
-# text as optional where used, rule options `[lazy]`, `[suffix=...]`, `[capture]` (docs/lark.md,
-# llguidance/vLLM extensions).
+# text as optional where used, rule options `[lazy]`, `[suffix=...]`, `[capture]`, counts in
+# braces `x{m,n}` (docs/lark.md, llguidance/vLLM extensions).
 LLGUIDANCE_READINGS = [
     ('start: "x" T "y"\nT: /(ab)*c?/', "xyabc"),
     ('start: T T "b"\nT: /a*/', "ab"),
@@ -144,6 +144,10 @@ LLGUIDANCE_READINGS = [
     ('start: foo foo "b"\nfoo[lazy]: /a*/', "ab"),
     ('start: foo /[ab]*/\nfoo[lazy, capture="n"]: /[ab]+/', "ab"),
     ('start: (x | y)*\nx[lazy]: /a+/ "b"?\ny[capture]: "b"', "ab"),
+    ('start: "a"{2,3} "b"{,2}', "ab"),  # (counts in braces)
+    ('start: x{3,}\nx: "a" | "bc"', "abc"),
+    ('start: A ","\nA: ("a" | "b"){1,2} "c"{2,}', "abc,"),
+    ('start: (x ","){0,2} x\nx: /[0-9]/', "1,"),
 ]
 
 

@@ -176,7 +176,8 @@ class _Builder:
         if kind in ("rep", "maybe"):
             inner = self.pattern(e[1], active)
             lo, hi = (e[2], e[3]) if kind == "rep" else (0, 1)
-            op = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((lo, hi)) or ("{%d}" % lo if lo == hi else "{%d,%d}" % (lo, hi))
+            op = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((lo, hi)) or (
+                "{%d}" % lo if lo == hi else "{%d,}" % lo if hi is None else "{%d,%d}" % (lo, hi))
             return self.PatternRE("(?:%s)%s" % (inner.to_regexp(), op), inner.flags)
         if kind == "sym":
             used = self.defs[e[1]]
@@ -288,12 +289,14 @@ class _Builder:
         options = self.alternatives(e)
         if (lo, hi) == (0, 1):
             return self.distinct([*options, ()])
-        if hi is None:  # x+ as H: x | H x (Lark's shape); x* as H or nothing
-            helper = self.helper(("plus", tuple(options)), lambda h: [*options, *((h,) + o for o in options)])
-            return [(helper,)] if lo == 1 else [(helper,), ()]
-        if hi > MAX_REPEAT:
+        if max(lo, hi or 0) > MAX_REPEAT:
             raise Unread("a long ~ repeat")
         unit = options[0] if len(options) == 1 and len(options[0]) == 1 else (self.helper(("one", tuple(options)), lambda h: options),)
+        if hi is None:  # x+ as H: x | H x (Lark's shape); x* as H or nothing; x{3,} as x x x*
+            helper = self.helper(("plus", tuple(options)), lambda h: [*options, *((h,) + o for o in options)])
+            if lo <= 1:
+                return [(helper,)] if lo == 1 else [(helper,), ()]
+            return [unit * lo + (helper,), unit * lo]
         return [unit * k for k in range(lo, hi + 1)]
 
     def has_terminal(self, expansion: tuple) -> bool:

@@ -12,7 +12,7 @@ what is wrong with line and column. So this reader needs no error messages of it
 never to accept a text differently from Lark.
 
 Expressions are tuples: ("alt", [seq, ...]) where a seq is a list of expressions, ("rep", e,
-lo, hi) (hi None: no bound), ("maybe", e) (`[e]`: as `e?`, but Lark tells its empty
+lo, hi) (hi None: no bound; `e ~ n..m` and llguidance's `e{m,n}`), ("maybe", e) (`[e]`: as `e?`, but Lark tells its empty
 alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
 ("re", token) (the literal as written, flags included), ("range", token, token), and
 ("alias", seq, name) for an alternative with `-> name`.
@@ -317,6 +317,18 @@ class _Parser:
             if lo < 0 or hi < lo:
                 raise Unread("a bad range")
             return ("rep", atom, lo, hi)
+        if kind == "PUNCT" and value == "{":  # (llguidance's x{n}, x{m,n}, x{m,}, x{,n})
+            self.i += 1
+            lo = int(self.take("NUMBER")) if self.at("NUMBER") else None
+            hi: Optional[int] = lo
+            if self.at("PUNCT", ","):
+                self.i += 1
+                hi = int(self.take("NUMBER")) if self.at("NUMBER") else None
+            self.take("PUNCT", "}")
+            lo = lo or 0
+            if lo < 0 or (hi is not None and hi < max(lo, 1)):
+                raise Unread("a bad range")
+            return ("rep", atom, lo, hi)
         return atom
 
     def atom(self) -> Optional[Expr]:
@@ -332,7 +344,7 @@ class _Parser:
         kind, value = self.peek()
         if kind == "NAME":
             self.i += 1
-            if self.at("PUNCT", "{"):
+            if self.at("PUNCT", "{") and self.toks[self.i + 1][0] not in ("NUMBER", "PUNCT"):  # (not a count)
                 if not is_rule_name(value):
                     raise Unread("a terminal used as a template")
                 self.i += 1
