@@ -53,6 +53,7 @@ def test_what_we_cannot_honour_is_named(text, construct):
         ('start: foo\nfoo[suffix]: /a+/\n', "llguidance option 'suffix'", "rule foo"),  # (without its text)
         ('start: foo\nfoo[lazy]: bar "x"\nbar: "a"\n', "llguidance option 'lazy' on a rule that uses rules", "rule foo"),
         ('start: T\nT: foo "x"\nfoo[lazy]: /a+/\n', "a lazy rule inside a terminal", "terminal T"),
+        ('start: x\nx: "a" & ~"b"\n', "llguidance's & or ~ in a rule", "rule x"),
     ],
 )
 def test_rule_options_we_cannot_honour_are_named(text, construct, where, llama3):
@@ -74,6 +75,12 @@ def test_rule_options_that_keep_the_language_are_read(llama3):
     assert tool.accepts(b"hi <f=f>12</f> bye") and not tool.accepts(b"hi <f=f>12")
     ended = compiler.compile_lark('start: w "."\nw[suffix="!"]: /[a!]*/\n')
     assert ended.accepts(b"a!.") and not ended.accepts(b"a!!.") and not ended.accepts(b"a.")
+    # & and ~: free text that cannot hold the trigger, so text after it must be a call
+    forced = compiler.compile_lark('start: call* TEXT?\ncall: head "=f>" /[0-9]+/ "</f>"\nhead[lazy]: TEXT "<f"\n'
+                                   'TEXT: /[a-z <=>\\/0-9]+/ & ~/(?s:.*)<f(?s:.*)/\n')
+    assert forced.accepts(b"hi <f=f>12</f> bye") and not forced.accepts(b"x <f=g>")
+    with pytest.raises(GrammarError, match="no text at all"):
+        compiler.compile_lark("start: A\nA: /a/ & /b/\n")
 
 
 def test_a_header_without_json_is_a_grammar_error():

@@ -129,7 +129,7 @@ def test_masks_cover_llguidance_and_our_extras_are_lark_prefixes(name, llg, llam
 
 # What Lark refuses and llguidance reads: `""` as nothing, a terminal that matches the empty
 # text as optional where used, rule options `[lazy]`, `[suffix=...]`, `[capture]`, counts in
-# braces `x{m,n}` (docs/lark.md, llguidance/vLLM extensions).
+# braces `x{m,n}`, `&` and `~` in terminals (docs/lark.md, llguidance/vLLM extensions).
 LLGUIDANCE_READINGS = [
     ('start: "x" T "y"\nT: /(ab)*c?/', "xyabc"),
     ('start: T T "b"\nT: /a*/', "ab"),
@@ -148,6 +148,9 @@ LLGUIDANCE_READINGS = [
     ('start: x{3,}\nx: "a" | "bc"', "abc"),
     ('start: A ","\nA: ("a" | "b"){1,2} "c"{2,}', "abc,"),
     ('start: (x ","){0,2} x\nx: /[0-9]/', "1,"),
+    ('start: A\nA: /[ab\\n]*/ & ~/(?s:.*)\\n\\n(?s:.*)/', "a\n"),  # (& and ~ in terminals)
+    ('start: A "!"\nA: /[ab]+/ & ~/(?s:.*)ab(?s:.*)/', "ab!"),
+    ('start: A ("," A)*\nA: (~/a+/ & /[ab]{1,2}/)+ | "c"', "abc,"),
 ]
 
 

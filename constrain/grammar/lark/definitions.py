@@ -196,9 +196,9 @@ def _symbols(e: Expr) -> set[str]:
         elif kind == "tmpl":
             out.add(x[1])
             stack.extend(x[2])
-        elif kind == "alt":
+        elif kind in ("alt", "and"):
             stack.extend(x[1])
-        elif kind in ("rep", "maybe", "alias"):
+        elif kind in ("rep", "maybe", "alias", "not"):
             stack.append(x[1])
     return out
 
@@ -216,8 +216,10 @@ def renamed(e: Any, names: dict[str, Any]) -> Any:
         if not isinstance(head, str):
             raise Unread("a template parameter used as a template")
         return ("tmpl", head, [renamed(a, names) for a in e[2]])
-    if kind == "alt":
-        return ("alt", [renamed(s, names) for s in e[1]])
+    if kind in ("alt", "and"):
+        return (kind, [renamed(s, names) for s in e[1]])
+    if kind == "not":
+        return ("not", renamed(e[1], names))
     if kind == "rep":
         return ("rep", renamed(e[1], names), e[2], e[3])
     if kind == "maybe":
@@ -266,9 +268,9 @@ def walk(e: Any) -> list:
             continue
         out.append(x)
         kind = x[0]
-        if kind == "alt":
+        if kind in ("alt", "and"):
             stack.extend(reversed(x[1]))
-        elif kind in ("rep", "maybe", "alias"):
+        elif kind in ("rep", "maybe", "alias", "not"):
             stack.append(x[1])
         elif kind == "tmpl":
             stack.extend(reversed(x[2]))

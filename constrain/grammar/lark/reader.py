@@ -38,6 +38,7 @@ from typing import Any, Mapping, Optional, Sequence
 from ...errors import UnsupportedGrammarError
 from .definitions import Imports, definitions, renamed, validate, walk
 from .left_recursion import Group, symbols
+from .regex_algebra import Algebra
 from .syntax import Definition, Expr, Unread, parse
 
 MAX_EXPANSIONS = 4096  # alternatives one rule may multiply out to (beyond: Lark's loader decides)
@@ -166,16 +167,24 @@ class _Builder:
             parts = [self.pattern(x, active) for x in e]
             if len(parts) == 1:
                 return parts[0]
+            if any(isinstance(p, Algebra) for p in parts):
+                return Algebra("seq", tuple(parts))
             return self.PatternRE("".join(p.to_regexp() for p in parts), ())
         kind = e[0]
         if kind == "alt":
             parts = [self.pattern(s, active) for s in e[1]]
             if len(parts) == 1:
                 return parts[0]
+            if any(isinstance(p, Algebra) for p in parts):
+                return Algebra("alt", tuple(parts))
             return self.PatternRE("(?:%s)" % "|".join(p.to_regexp() for p in parts), ())
+        if kind in ("and", "not"):  # (llguidance's & and ~: no regex text says them)
+            return Algebra(kind, tuple(self.pattern(s, active) for s in (e[1] if kind == "and" else [e[1]])))
         if kind in ("rep", "maybe"):
             inner = self.pattern(e[1], active)
             lo, hi = (e[2], e[3]) if kind == "rep" else (0, 1)
+            if isinstance(inner, Algebra):
+                return Algebra("rep", (inner,), lo, hi)
             op = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((lo, hi)) or (
                 "{%d}" % lo if lo == hi else "{%d,}" % lo if hi is None else "{%d,%d}" % (lo, hi))
             return self.PatternRE("(?:%s)%s" % (inner.to_regexp(), op), inner.flags)
@@ -233,6 +242,9 @@ class _Builder:
         Lark decides. Otherwise repeated alternatives are one, as in Lark."""
         self.repeated = False
         self.full = any(x[0] in ("maybe", "alias") for x in walk(body))
+        if any(x[0] in ("and", "not") for x in walk(body)):
+            raise UnsupportedGrammarError("llguidance's & or ~ in a rule", f"rule {name}",
+                                          "they combine terminals only (as in llguidance): define a terminal with them")
         out = self.alternatives(body)
         if self.repeated and self.full:
             raise Unread(f"rule {name} may have the same alternative twice")

@@ -15,7 +15,8 @@ Expressions are tuples: ("alt", [seq, ...]) where a seq is a list of expressions
 lo, hi) (hi None: no bound; `e ~ n..m` and llguidance's `e{m,n}`), ("maybe", e) (`[e]`: as `e?`, but Lark tells its empty
 alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
 ("re", token) (the literal as written, flags included), ("range", token, token), and
-("alias", seq, name) for an alternative with `-> name`.
+("alias", seq, name) for an alternative with `-> name`; llguidance's ("and", [seq, ...]) and
+("not", e) for `a & b` and `~a` (terminals only).
 
 llguidance's rule options (`name[lazy, suffix="x", capture]: ...`), which Lark's syntax has no
 room for, are read here (`_options`); those we cannot honour raise UnsupportedGrammarError.
@@ -51,7 +52,7 @@ _TOKEN = re.compile(
       |(?P<MODIFIERS>(?:!\??|\?!?)(?=[_a-z]))
       |(?P<NAME>_?[A-Za-z][_A-Za-z0-9]*)
       |(?P<NUMBER>[+-]?\d+)
-      |(?P<PUNCT>[()\[\]{}:,|.~+*?=]))
+      |(?P<PUNCT>[()\[\]{}:,|.~+*?=&]))
     """,
     re.X,
 )
@@ -278,11 +279,22 @@ class _Parser:
         return out
 
     def expansions(self) -> Expr:
-        alternatives = [self.alias()]
+        alternatives = [self.conjunction()]
         while self.at("PUNCT", "|") or self.at("NL_OR"):
             self.i += 1
-            alternatives.append(self.alias())
+            alternatives.append(self.conjunction())
         return ("alt", alternatives)
+
+    def conjunction(self) -> Any:
+        """llguidance's `a & b` (binds tighter than `|`): ("and", [seq, ...]) as a sequence."""
+        seq = self.alias()
+        if not self.at("PUNCT", "&"):
+            return seq
+        parts = [seq]
+        while self.at("PUNCT", "&"):
+            self.i += 1
+            parts.append(self.alias())
+        return [("and", parts)]
 
     def alias(self) -> Any:
         seq = self.expansion()
@@ -307,7 +319,7 @@ class _Parser:
         if kind == "PUNCT" and value in "?*+":
             self.i += 1
             return ("rep", atom, 0 if value != "+" else 1, 1 if value == "?" else None)
-        if kind == "PUNCT" and value == "~":
+        if kind == "PUNCT" and value == "~" and self.toks[self.i + 1][0] == "NUMBER":
             self.i += 1
             lo = int(self.take("NUMBER"))
             hi = lo
@@ -333,6 +345,12 @@ class _Parser:
 
     def atom(self) -> Optional[Expr]:
         kind, value = self.peek()
+        if kind == "PUNCT" and value == "~":  # (llguidance's not, tighter than `+`: ~a+ is (~a)+)
+            self.i += 1
+            inner = self.atom()
+            if inner is None:
+                raise Unread("~ before no value")
+            return ("not", inner)
         if kind == "PUNCT" and value in "([":
             self.i += 1
             inner = self.expansions()

@@ -40,6 +40,7 @@ from ...errors import EmptyLanguageError, GrammarError, UnsupportedGrammarError,
 from ...limits import Limits
 from .end_guard import end_guards
 from .lazy_tail import lazy_head_and_tail
+from .regex_algebra import Algebra, dfa_of
 
 
 @dataclass(frozen=True)
@@ -132,12 +133,14 @@ def _nullable(node: ir.Node) -> Optional[bool]:
 def lower_terminal(name: str, pattern: Any, limits: Limits, shortest: bool = False) -> Terminal:
     """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal; `shortest`: it takes
     its shortest match whatever its quantifiers (llguidance's `[lazy]` rules: one lexeme)."""
-    if shortest:  # (one matching the empty text too is optional, as llguidance reads it: `/a*/` is `a` or nothing)
-        dfa = _regex_automaton(name, pattern.to_regexp(), limits)[1]
-        rest = _without_empty_text(dfa, limits) if dfa.accepting[0] else dfa
+    if shortest or isinstance(pattern, Algebra):  # (the DFA alone: no regex text to read on)
+        dfa = _algebra_dfa(name, pattern, limits) if isinstance(pattern, Algebra) else _regex_automaton(name, pattern.to_regexp(), limits)[1]
+        rest = _without_empty_text(dfa, limits) if dfa.accepting[0] else dfa  # (optional, as llguidance reads it)
         if rest is None:
             return Terminal(name, ir.EMPTY, False, optional=True)
-        return Terminal(name, ir.Embedded(shortest_matches(rest)), False, optional=bool(dfa.accepting[0]))
+        if shortest:  # (`[lazy]: /a*/` is `a` or nothing)
+            rest = shortest_matches(rest)
+        return Terminal(name, ir.Embedded(rest), bool((rest.table[rest.accepting] >= 0).any()), optional=bool(dfa.accepting[0]))
     if type(pattern).__name__ == "PatternStr" and set(pattern.flags) <= {"i"}:
         if not pattern.value:  # ("": nothing, as llguidance reads it)
             return Terminal(name, ir.EMPTY, False, optional=True)
@@ -253,6 +256,13 @@ def _refuse_empty(name: str, regex: str, dfa: DFA) -> None:
             "a terminal matching the empty string", f"terminal {name}",
             f"/{regex}/ matches zero characters (read as optional only without lazy quantifiers or lookarounds)",
         )
+
+
+def _algebra_dfa(name: str, pattern: Algebra, limits: Limits) -> DFA:
+    try:
+        return dfa_of(pattern, lambda regex: _regex_automaton(name, regex, limits)[1], limits)
+    except EmptyLanguageError:
+        raise GrammarError(f"terminal {name}: its & and ~ leave no text at all") from None
 
 
 def _ascii_members(name: str, regex: str, limits: Limits) -> Optional[int]:

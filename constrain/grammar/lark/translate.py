@@ -35,6 +35,7 @@ from .inline import inlined
 from .json_embed import schema_rules
 from .left_recursion import symbols, to_ir, without_left_recursion
 from .reader import LoadedGrammar, read_grammar
+from .regex_algebra import Algebra
 from .syntax import Unread
 from .terminals import Terminal, first_bytes, lower_terminal
 
@@ -119,7 +120,8 @@ def lark_rules(
     greedy = tuple(t.name for t in rule_terminals)
     refused = {t.name: t.refused for t in rule_terminals if t.refused}
     surely = {t.name: t.surely for t in rule_terminals if t.surely is not None}
-    patterns = {t.name: loaded.terminals[name].to_regexp() for name in sorted(used) if loaded.terminals.get(name) is not None
+    patterns = {t.name: loaded.terminals[name].to_regexp() for name in sorted(used)
+                if loaded.terminals.get(name) is not None and not isinstance(loaded.terminals[name], Algebra)
                 for t in (terminals[name].parts or (terminals[name],)) if t.greedy}
     singles = None if dialect.schemas or dialect.specials else _single_characters(terminals.values())
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
