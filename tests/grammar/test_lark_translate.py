@@ -391,13 +391,20 @@ def test_special_tokens_by_name_and_id_are_allowed_exactly_where_the_grammar_has
 
 
 def test_json_schemas_inside_rules(llama3):
-    """`%json {...}`: the schema's documents (compact, schema order, as compile_json_schema)
-    where the rule has it; ignored whitespace around it as around any terminal."""
-    schema = '{"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["x"], "additionalProperties": false}'
-    grammar = Compiler(llama3).compile_lark(f'start: NAME "(" %json {schema} ")" (";" start)?\nNAME: /[a-z]+/\n%ignore " "\n')
+    """`%json {...}`: the schema's documents (schema order, as compile_json_schema; whitespace
+    flexible between tokens, as llguidance's %json, unless x-guidance says otherwise) where the
+    rule has it; ignored whitespace around it as around any terminal."""
+    schema = '{"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["x"], "additionalProperties": false%s}'
+    rules = 'start: NAME "(" %%json %s ")" (";" start)?\nNAME: /[a-z]+/\n%%ignore " "\n'
+    grammar = Compiler(llama3).compile_lark(rules % (schema % ""))
     assert grammar.accepts('f({"x":1})') and grammar.accepts('f ( {"x":0,"tags":["a"]} ) ; g({"x":2})')
-    for bad in ['f({"x":-1})', 'f({"x":"a"})', 'f({})', 'f({"x":1,"y":2})', 'f({"x": 1})']:
+    assert grammar.accepts('f({"x": 1, "tags": [ "a" ]})') and grammar.accepts('f({\n  "x": 1\n})')
+    for bad in ['f({"x":-1})', 'f({"x":"a"})', 'f({})', 'f({"x":1,"y":2})', 'f({"x": 1 ,, })']:
         assert not grammar.accepts(bad), bad
+    compact = Compiler(llama3).compile_lark(rules % (schema % ', "x-guidance": {"whitespace_flexible": false}'))
+    assert compact.accepts('f({"x":1})') and not compact.accepts('f({"x": 1})')
+    with pytest.raises(UnsupportedGrammarError, match="x-guidance option 'key_separator'"):
+        Compiler(llama3).compile_lark(rules % (schema % ', "x-guidance": {"key_separator": ": "}'))
     m = Matcher(grammar)
     assert m.accept_tokens([llama3.token_bytes.index(b) for b in (b"f", b"(", b'{"', b"x", b'":', b"3", b"})")]) == 7
     assert m.is_accepting()

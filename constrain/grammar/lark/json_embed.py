@@ -1,10 +1,12 @@
 """`%json {...}` inside a Lark rule: the schema's own rules, under names no Lark rule can have.
 
 The JSON Schema front end (grammar/json_schema) translates the schema as Compiler.
-compile_json_schema would (compact whitespace, schema property order, strict); its rules are
+compile_json_schema would (schema property order, strict) with whitespace as llguidance's %json
+has it: flexible between tokens unless the schema's `"x-guidance": {"whitespace_flexible":
+false}` says compact (our flexible runs are bounded: json_schema/lexical.py). Its rules are
 renamed `%json<k>:<name>` (Lark names hold no `%` or `:`) and the rule using `%json` calls the
 schema's start rule. What needs more than rules (uniqueItems, property_order="any": the
-matcher keeps those) is refused by name.
+matcher keeps those) and other x-guidance options are refused by name.
 """
 
 from __future__ import annotations
@@ -21,12 +23,19 @@ def schema_rules(schema: Any, k: int) -> tuple[dict[str, ir.Node], str]:
     from ..json_schema.options import JsonSchemaOptions
     from ..json_schema.translate import Translator
 
-    translator = Translator(schema, JsonSchemaOptions("compact", "schema", "schema", True))
+    where = f"%json schema {k}"
+    flexible = True
+    if isinstance(schema, dict) and "x-guidance" in schema:
+        schema = dict(schema)
+        options = schema.pop("x-guidance")
+        for key, value in (options.items() if isinstance(options, dict) else [("x-guidance", options)]):
+            if key != "whitespace_flexible" or not isinstance(value, bool):
+                raise UnsupportedGrammarError(f"x-guidance option {key!r}", where, "only whitespace_flexible (true or false) is read")
+            flexible = value
+    translator = Translator(schema, JsonSchemaOptions("flexible" if flexible else "compact", "schema", "schema", True))
     rules, start = translator.translate()
     if translator.keyed or translator.distinct:
-        raise UnsupportedGrammarError(
-            "%json with uniqueItems", f"%json schema {k}", "its items must differ, which only a JSON Schema compile keeps"
-        )
+        raise UnsupportedGrammarError("%json with uniqueItems", where, "its items must differ, which only a JSON Schema compile keeps")
     prefix = f"%json{k}:"
     return {prefix + name: renamed(node, prefix) for name, node in rules.items()}, prefix + start
 
