@@ -390,6 +390,20 @@ def test_special_tokens_by_name_and_id_are_allowed_exactly_where_the_grammar_has
         compiler.compile_lark('start: "a" <[100]>')
 
 
+def test_lists_and_ranges_of_special_token_ids(llama3):
+    """llguidance's `<[a-b,c]>`: exactly those special tokens; a list that names a normal token
+    (`^` and `*` always do) is refused by name, however long its range."""
+    compiler = Compiler(llama3)
+    eot, eom = (llama3.token_bytes.index(t) for t in (b"<|eot_id|>", b"<|eom_id|>"))
+    both = Matcher(compiler.compile_lark(f'start: "a" <[{eom},{eot}]>\n'))
+    assert both.accept_token(llama3.token_bytes.index(b"a")) and both.allowed_token_ids().tolist() == sorted([eot, eom])
+    every = Matcher(compiler.compile_lark(f'start: <[{llama3.size - 256}-{llama3.size - 1}]> "a"\n'))
+    assert every.allowed_token_ids().tolist() == list(range(llama3.size - 256, llama3.size))
+    for written, named in (("<[*]>", "normal tokens"), ("<[^128009]>", "normal tokens"), ("<[128255-999999999]>", "id 128256")):
+        with pytest.raises(UnsupportedGrammarError, match=named):
+            compiler.compile_lark(f'start: "a" {written}\n')
+
+
 def test_json_schemas_inside_rules(llama3):
     """`%json {...}`: the schema's documents (schema order, as compile_json_schema; whitespace
     flexible between tokens, as llguidance's %json, unless x-guidance says otherwise) where the

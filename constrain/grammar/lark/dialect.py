@@ -2,8 +2,9 @@
 
 - `%llguidance {...}` (options, a JSON object): read and returned; an empty object changes
   nothing, an option we cannot honour raises UnsupportedGrammarError naming it.
-- Special tokens by name (`<|eot_id|>`) or id (`<[128009]>`) become declared terminals that
-  translate.py spells for the vocabulary (vocab/special_bytes.py).
+- Special tokens by name (`<|eot_id|>`) or id (`<[128009]>`; llguidance's lists and ranges,
+  `<[128000-128255]>`, and `<[^...]>`, `<[*]>`, which name normal tokens and are refused) become
+  declared terminals that translate.py spells for the vocabulary (vocab/special_bytes.py).
 - `%json {...}` (a JSON Schema inside a rule) becomes a declared terminal that translate.py
   replaces by the schema's rules (json_embed.py).
 Strings, regexes and `//` comments are skipped, so their text is never mistaken for these.
@@ -19,7 +20,7 @@ from typing import Any, Sequence
 
 from ...errors import GrammarError, UnsupportedGrammarError
 
-_SPECIAL = re.compile(r"<\|[^|>]*\|>|<\[\d+\]>")
+_SPECIAL = re.compile(r"<\|[^|>]*\|>|<\[(?:\*|\^?\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]>")  # (by name; by ids: lists, ranges, ^, *)
 
 
 SPECIAL_PREFIX = "CONSTRAIN_SPECIAL_"

@@ -175,19 +175,29 @@ def _plain_ignores(ignored: list[Terminal], others: list[Terminal]) -> set[str]:
 
 
 def _special_node(written: str, special_tokens: Mapping[str, int]) -> ir.Node:
-    """A special token (`<|eot_id|>` or `<[128009]>`) as its virtual spelling's bytes."""
-    if written.startswith("<["):
-        token_id = int(written[2:-2])
-        if token_id not in special_tokens.values():
-            raise UnsupportedGrammarError(
-                f"token {written}", "a rule", "only special tokens can be named by id; write a normal token's text instead"
-            )
-    else:
+    """A special token (`<|eot_id|>`, `<[128009]>`) as its virtual spelling's bytes; a list or
+    range of ids (`<[128000-128255]>`) as the choice of theirs."""
+    if not written.startswith("<["):
         found = special_tokens.get(written)
         if found is None:
             raise GrammarError(f"the vocabulary has no special token {written}")
-        token_id = found
-    return ir.Embedded(byte_string_dfa(virtual_bytes(token_id)))
+        return ir.Embedded(byte_string_dfa(virtual_bytes(found)))
+    body = written[2:-2]
+    special = set(special_tokens.values())
+    ids: list[int] = []
+    normal = None
+    for part in () if body[0] in "*^" else body.split(","):
+        lo, _, hi = part.partition("-")
+        for i in range(int(lo), int(hi or lo) + 1):  # (stops at the first that is no special token)
+            if i not in special:
+                normal = i
+                break
+            ids.append(i)
+    if body[0] in "*^" or normal is not None:
+        named = "normal tokens" if normal is None else f"id {normal}, which is no special token"
+        raise UnsupportedGrammarError(f"token {written}", "a rule",
+                                      f"it names {named}; only special tokens can be named by id (write a normal token's text)")
+    return ir.alt(*[ir.Embedded(byte_string_dfa(virtual_bytes(i))) for i in sorted(set(ids))])
 
 
 def byte_string_dfa(data: bytes) -> DFA:
