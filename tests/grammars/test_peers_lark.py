@@ -15,6 +15,7 @@ SQL is left out: llguidance refuses its keyword lookahead.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import lark
@@ -177,3 +178,36 @@ def test_llguidance_readings_accept_the_texts_llguidance_accepts(grammar, alphab
                 differ.append((text, mine, theirs))
     assert not differ, differ[:10]
     assert accepted >= 3  # (the comparison saw texts both accept, not only refusals)
+
+
+CONVERTED = Path(__file__).resolve().parents[3] / "shared" / "data" / "lark-grammars" / "llguidance" / "sample_parser" / "data" / "from-llama.cpp" / "converted-to-lark"
+
+
+def _converted() -> list:
+    if not CONVERTED.is_dir():
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"{CONVERTED} not found"), id="missing")]
+    return [pytest.param(p, id=p.name) for p in sorted(CONVERTED.glob("*.lark"))]
+
+
+@pytest.mark.parametrize("path", _converted())
+def test_llguidance_s_gbnf_conversions_compile_and_their_texts_are_llguidance_s(path, llg, llama3, masked_walk):
+    """llama.cpp's GBNF grammars as llguidance's converter writes them (`%llguidance {}`, `WS: ""`,
+    `x{4,4}`): each compiles, and every text a random masked walk of ours completes, llguidance
+    accepts too."""
+    llguidance, tokenizer, _ = llg
+    text = path.read_text()
+    ours = Compiler(llama3).compile_lark(text)
+    peer = llguidance.LLMatcher(tokenizer, llguidance.LLMatcher.grammar_from_lark(text), log_level=0)
+    rng = random.Random(path.name)
+    finished = 0
+    for _ in range(4):
+        m = Matcher(ours)
+        tokens = masked_walk(m, llama3, rng, 40, CLOSERS | {b"\n"})
+        if not m.is_accepting():
+            continue
+        finished += 1
+        peer.reset()
+        assert peer.validate_tokens(tokens) == len(tokens), b"".join(llama3.token_bytes[t] for t in tokens)
+        peer.consume_tokens(tokens)
+        assert peer.is_accepting(), b"".join(llama3.token_bytes[t] for t in tokens)
+    assert finished
