@@ -34,7 +34,8 @@ def test_a_grammar_without_extensions_comes_back_as_written(name):
 @pytest.mark.parametrize(
     "text, construct",
     [
-        ('%llguidance {"no_forcing": true}\nstart: "a"\n', "%llguidance option 'no_forcing'"),
+        ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "%llguidance option 'allow_invalid_utf8'"),
+        ('%llguidance {"no_forcing": "yes"}\nstart: "a"\n', "%llguidance option 'no_forcing'"),  # (not a bool)
     ],
 )
 def test_what_we_cannot_honour_is_named(text, construct):
@@ -81,6 +82,12 @@ def test_rule_options_that_keep_the_language_are_read(llama3):
     assert forced.accepts(b"hi <f=f>12</f> bye") and not forced.accepts(b"x <f=g>")
     with pytest.raises(GrammarError, match="no text at all"):
         compiler.compile_lark("start: A\nA: /a/ & /b/\n")
+
+
+def test_no_forcing_changes_nothing():
+    """llguidance's no_forcing lets the model choose how forced text is tokenized: our masks do so anyway."""
+    d = read_dialect('%llguidance {"no_forcing": true}\nstart: "a"\n')
+    assert d.options == {"no_forcing": True} and d.text.strip() == 'start: "a"'
 
 
 def test_a_header_without_json_is_a_grammar_error():

@@ -1,7 +1,8 @@
 """The llguidance/vLLM extensions of Lark syntax, found before Lark's own loader sees the text.
 
-- `%llguidance {...}` (options, a JSON object): read and returned; an empty object changes
-  nothing, an option we cannot honour raises UnsupportedGrammarError naming it.
+- `%llguidance {...}` (options, a JSON object): read and returned; an empty object and
+  `no_forcing` change nothing (our masks allow every tokenization of forced text), an option we
+  cannot honour raises UnsupportedGrammarError naming it.
 - Special tokens by name (`<|eot_id|>`) or id (`<[128009]>`; llguidance's lists and ranges,
   `<[128000-128255]>`, and `<[^...]>`, `<[*]>`, which name normal tokens and are refused) become
   declared terminals that translate.py spells for the vocabulary (vocab/special_bytes.py).
@@ -23,6 +24,10 @@ from ...errors import GrammarError, UnsupportedGrammarError
 _SPECIAL = re.compile(r"<\|[^|>]*\|>|<\[(?:\*|\^?\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]>")  # (by name; by ids: lists, ranges, ^, *)
 
 
+_OPTION_REFUSALS = {
+    "allow_invalid_utf8": "constrain's grammars read UTF-8 text (its regexes are Unicode)",
+    "skip_repetition": "an %ignore pattern may repeat between terminals, as in Lark",
+}
 SPECIAL_PREFIX = "CONSTRAIN_SPECIAL_"
 JSON_PREFIX = "CONSTRAIN_JSON_"
 
@@ -87,8 +92,10 @@ def read_dialect(text: str) -> Dialect:
         else:
             out.append(c)
             i += 1
-    for key in options:
-        raise UnsupportedGrammarError(f"%llguidance option {key!r}", "the %llguidance header", "not supported")
+    for key, value in options.items():
+        if key == "no_forcing" and isinstance(value, bool):
+            continue  # (our masks allow every tokenization of forced text already: nothing to change)
+        raise UnsupportedGrammarError(f"%llguidance option {key!r}", "the %llguidance header", _OPTION_REFUSALS.get(key, "not supported"))
     declared = "".join(f"\n%declare {name}" for name in [*specials, *schemas])
     return Dialect("".join(out) + declared, options, specials, schemas)
 
