@@ -182,6 +182,13 @@ def test_counts_in_braces_read_as_lark_s_tilde(braces, tilde):
     assert [len(exp) for exp in three] == [4, 3]  # (x x x x+, x x x)
 
 
+def test_names_may_hold_dashes_as_in_llguidance():
+    """`json-value` is a rule and `MY-TERM` a terminal (llguidance's names); `a->b` stays an alias."""
+    loaded = read_grammar('start: json-value x->y\njson-value: MY-TERM\nx: "x"\nMY-TERM: "b"\n', "start")
+    assert loaded.rules["start"] == [("json-value", "x")] and loaded.rules["json-value"] == [("MY-TERM",)]
+    assert loaded.terminals["MY-TERM"].value == "b"
+
+
 def test_an_empty_literal_is_nothing_as_llguidance_reads_it():
     """Lark refuses `""`; llguidance reads it as the empty text, and so do we."""
     loaded = read_grammar('start: ("" | "b") "a" ""\nT: ""\n', "start")  # (a group first: multiplied out)

@@ -152,6 +152,7 @@ LLGUIDANCE_READINGS = [
     ('start: A\nA: /[ab\\n]*/ & ~/(?s:.*)\\n\\n(?s:.*)/', "a\n"),  # (& and ~ in terminals)
     ('start: A "!"\nA: /[ab]+/ & ~/(?s:.*)ab(?s:.*)/', "ab!"),
     ('start: A ("," A)*\nA: (~/a+/ & /[ab]{1,2}/)+ | "c"', "abc,"),
+    ('start: my-rule+\nmy-rule: "a" | B-C\nB-C: "b"', "abc"),  # (names with dashes)
     ('start: %json {"type": "array", "items": {"type": "integer"}}', "[1, ]"),  # (%json's whitespace)
     ('start: "x" %json {"type": "array", "x-guidance": {"whitespace_flexible": false}}', "x[1, ]"),
 ]

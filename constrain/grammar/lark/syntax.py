@@ -50,14 +50,14 @@ _TOKEN = re.compile(
       |(?P<DOTDOT>\.\.)
       |(?P<DIRECTIVE>%[a-z]+)
       |(?P<MODIFIERS>(?:!\??|\?!?)(?=[_a-z]))
-      |(?P<NAME>_?[A-Za-z][_A-Za-z0-9]*)
+      |(?P<NAME>_?[A-Za-z](?:[_A-Za-z0-9]|-(?!>))*)
       |(?P<NUMBER>[+-]?\d+)
       |(?P<PUNCT>[()\[\]{}:,|.~+*?=&]))
     """,
     re.X,
 )
-_RULE_NAME = re.compile(r"_?[a-z][_a-z0-9]*\Z")
-_TERM_NAME = re.compile(r"_?[A-Z][_A-Z0-9]*\Z")
+_RULE_NAME = re.compile(r"_?[a-z][-_a-z0-9]*\Z")  # (`-` inside a name: llguidance's, not Lark's)
+_TERM_NAME = re.compile(r"_?[A-Z][-_A-Z0-9]*\Z")
 
 
 def is_rule_name(name: str) -> bool:
