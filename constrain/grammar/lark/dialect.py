@@ -21,7 +21,8 @@ from typing import Any, Sequence
 
 from ...errors import GrammarError, UnsupportedGrammarError
 
-_SPECIAL = re.compile(r"<\|[^|>]*\|>|<\[(?:\*|\^?\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]>")  # (by name; by ids: lists, ranges, ^, *)
+# by name; by ids: one, lists and ranges, `^` (all but) and `*` (all)
+_SPECIAL = re.compile(r"<\|[^|>]*\|>|<\[(?:\*|\^?\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]>")
 
 
 _OPTION_REFUSALS = {
@@ -95,7 +96,8 @@ def read_dialect(text: str) -> Dialect:
     for key, value in options.items():
         if key == "no_forcing" and isinstance(value, bool):
             continue  # (our masks allow every tokenization of forced text already: nothing to change)
-        raise UnsupportedGrammarError(f"%llguidance option {key!r}", "the %llguidance header", _OPTION_REFUSALS.get(key, "not supported"))
+        why = _OPTION_REFUSALS.get(key, "not supported")
+        raise UnsupportedGrammarError(f"%llguidance option {key!r}", "the %llguidance header", why)
     declared = "".join(f"\n%declare {name}" for name in [*specials, *schemas])
     return Dialect("".join(out) + declared, options, specials, schemas)
 

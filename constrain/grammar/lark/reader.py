@@ -129,7 +129,8 @@ class _Builder:
                         terminals[s] = self.patterns.get(s)
         for name in ignore:
             terminals[name] = self.patterns.get(name)
-        return LoadedGrammar(terminals, rules, ignore, frozenset(n for n in terminals if self.defs.get(n) and self.defs[n].shortest))
+        shortest = frozenset(n for n in terminals if n in self.defs and self.defs[n].shortest)
+        return LoadedGrammar(terminals, rules, ignore, shortest)
 
     def reachable(self, start: str) -> set[str]:
         seen = {start}
@@ -241,8 +242,9 @@ class _Builder:
         `[x]` leaves placeholders that tell the copies apart until they are dropped): then
         Lark decides. Otherwise repeated alternatives are one, as in Lark."""
         self.repeated = False
-        self.full = any(x[0] in ("maybe", "alias") for x in walk(body))
-        if any(x[0] in ("and", "not") for x in walk(body)):
+        kinds = {x[0] for x in walk(body)}
+        self.full = "maybe" in kinds or "alias" in kinds
+        if "and" in kinds or "not" in kinds:
             raise UnsupportedGrammarError("llguidance's & or ~ in a rule", f"rule {name}",
                                           "they combine terminals only (as in llguidance): define a terminal with them")
         out = self.alternatives(body)

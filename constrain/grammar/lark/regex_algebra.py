@@ -32,8 +32,6 @@ class Algebra:
     parts: tuple
     lo: int = 0
     hi: Optional[int] = None
-    flags: tuple = ()
-    value: str = "&/~"  # (not empty: the reader reads an empty pattern as nothing)
 
 
 def dfa_of(pattern: Any, regex_dfa: Callable[[str], DFA], limits: Limits) -> DFA:

@@ -12,14 +12,14 @@ what is wrong with line and column. So this reader needs no error messages of it
 never to accept a text differently from Lark.
 
 Expressions are tuples: ("alt", [seq, ...]) where a seq is a list of expressions, ("rep", e,
-lo, hi) (hi None: no bound; `e ~ n..m` and llguidance's `e{m,n}`), ("maybe", e) (`[e]`: as `e?`, but Lark tells its empty
-alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
+lo, hi) (hi None: no bound; `e ~ n..m`, llguidance's `e{m,n}`), ("maybe", e) (`[e]`: as
+`e?`, but Lark tells its empty alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
 ("re", token) (the literal as written, flags included), ("range", token, token), and
 ("alias", seq, name) for an alternative with `-> name`; llguidance's ("and", [seq, ...]) and
 ("not", e) for `a & b` and `~a` (terminals only).
 
 llguidance's rule options (`name[lazy, suffix="x", capture]: ...`), which Lark's syntax has no
-room for, are read here (`_options`); those we cannot honour raise UnsupportedGrammarError.
+room for, are read here (`_Parser.options`); those we cannot honour raise UnsupportedGrammarError.
 """
 
 from __future__ import annotations

@@ -134,13 +134,17 @@ def lower_terminal(name: str, pattern: Any, limits: Limits, shortest: bool = Fal
     """Lark's TerminalDef pattern (PatternStr or PatternRE) as a Terminal; `shortest`: it takes
     its shortest match whatever its quantifiers (llguidance's `[lazy]` rules: one lexeme)."""
     if shortest or isinstance(pattern, Algebra):  # (the DFA alone: no regex text to read on)
-        dfa = _algebra_dfa(name, pattern, limits) if isinstance(pattern, Algebra) else _regex_automaton(name, pattern.to_regexp(), limits)[1]
-        rest = _without_empty_text(dfa, limits) if dfa.accepting[0] else dfa  # (optional, as llguidance reads it)
+        if isinstance(pattern, Algebra):
+            dfa = _algebra_dfa(name, pattern, limits)
+        else:
+            dfa = _regex_automaton(name, pattern.to_regexp(), limits)[1]
+        optional = bool(dfa.accepting[0])  # (the rest, optional where used, as llguidance reads it)
+        rest = _without_empty_text(dfa, limits) if optional else dfa
         if rest is None:
             return Terminal(name, ir.EMPTY, False, optional=True)
         if shortest:  # (`[lazy]: /a*/` is `a` or nothing)
             rest = shortest_matches(rest)
-        return Terminal(name, ir.Embedded(rest), bool((rest.table[rest.accepting] >= 0).any()), optional=bool(dfa.accepting[0]))
+        return Terminal(name, ir.Embedded(rest), bool((rest.table[rest.accepting] >= 0).any()), optional=optional)
     if type(pattern).__name__ == "PatternStr" and set(pattern.flags) <= {"i"}:
         if not pattern.value:  # ("": nothing, as llguidance reads it)
             return Terminal(name, ir.EMPTY, False, optional=True)
