@@ -149,18 +149,44 @@ def shared_cases() -> list[Case]:
     return cases
 
 
-def walk_documents(case: Case, vocab, compiler, n: int, max_tokens: int, seed: int) -> list[list[int]]:
+def llguidance_only_cases() -> list[Case]:
+    """The grammars of ../shared/data/lark-grammars that llguidance reads and Lark refuses
+    (INDEX.tsv: its own samples, with `""` and terminals that match nothing), with the sample
+    text that comes with one (rfc.xml) as its document."""
+    index = LARK_DATA / "INDEX.tsv"
+    if not index.exists():
+        return []
+    cases = []
+    with index.open() as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if row["kind"] != "grammar" or not row["file"].startswith("llguidance/") or not row["file"].endswith(".lark"):
+                continue
+            if row["loads_in_lark_1.3.1_earley"] == "yes":
+                continue  # (among shared_cases already)
+            path = LARK_DATA / row["file"]
+            sample = path.with_suffix(".xml")
+            cases.append(Case(LLGUIDANCE_ONLY + row["file"].split("/")[-1], path.read_text(), "start", str(path.parent),
+                              docs=[sample.read_text()] if sample.exists() else None))
+    return cases
+
+
+LLGUIDANCE_ONLY = "llguidance-only/"
+
+
+def walk_documents(case: Case, vocab, compiler, n: int, max_tokens: int, seed: int, judged: bool = True) -> list[list[int]]:
     """Up to n token sequences from seeded random walks under our masks that end where the
-    grammar may end and that Lark's parser accepts."""
+    grammar may end and (`judged`) that Lark's parser accepts."""
     import lark
 
     from constrain import Matcher
 
     grammar = compiler.compile_lark(case.text, case.start, import_paths=[case.folder] if case.folder else ())
-    try:
-        parser = lark.Lark(case.text, start=case.start, parser="earley", import_paths=[case.folder] if case.folder else [])
-    except Exception:
-        return []
+    parser = None
+    if judged:
+        try:
+            parser = lark.Lark(case.text, start=case.start, parser="earley", import_paths=[case.folder] if case.folder else [])
+        except Exception:
+            return []
     rng = random.Random(seed)
     bm = np.zeros((vocab.size + 31) // 32, dtype=np.int32)
     eos = set(vocab.eos_token_ids)
@@ -189,7 +215,8 @@ def walk_documents(case: Case, vocab, compiler, n: int, max_tokens: int, seed: i
         if not m.is_accepting() or not tokens:
             continue
         try:
-            parser.parse(b"".join(vocab.token_bytes[t] for t in tokens).decode("utf-8"))
+            if parser is not None:
+                parser.parse(b"".join(vocab.token_bytes[t] for t in tokens).decode("utf-8"))
         except Exception:
             continue
         out.append(tokens)
