@@ -212,3 +212,48 @@ def test_llguidance_s_gbnf_conversions_compile_and_their_texts_are_llguidance_s(
         peer.consume_tokens(tokens)
         assert peer.is_accepting(), b"".join(llama3.token_bytes[t] for t in tokens)
     assert finished
+
+
+MISTRAL_TOOLS = [
+    ("get_weather", {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}),
+    ("search", {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"], "additionalProperties": False}),
+]
+
+
+@pytest.mark.parametrize("template", ["base_grammar.lark.jinja", "think_grammar.lark.jinja"])
+def test_mistral_s_tool_call_grammars_compile_and_their_texts_are_llguidance_s(template, llg, llama3, masked_walk):
+    """mistral-common's own grammar templates (rendered with jinja2, as its GrammarFactory does, with
+    two tools and Llama 3's reserved special tokens standing in for [TOOL_CALLS], [ARGS], [THINK]):
+    free text, tool calls with %json arguments, a JSON answer. Each compiles, and every text a
+    random masked walk completes there, llguidance accepts too."""
+    jinja2 = pytest.importorskip("jinja2", reason="jinja2 renders mistral-common's templates")
+    common = pytest.importorskip("mistral_common", reason="mistral-common holds the templates")
+    import json
+
+    path = Path(common.__file__).parent / "guidance" / "data" / template
+    if not path.exists():
+        pytest.skip(f"{path} not found (a mistral-common without guidance templates)")
+    llguidance, tokenizer, _ = llg
+    call = " | ".join(f'(<[128010]> SAFE_WS? "{name}" <[128011]> SAFE_WS? %json {json.dumps(schema)} SAFE_WS?)'
+                      for name, schema in MISTRAL_TOOLS)
+    answer = json.dumps({"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]})
+    rng = random.Random(template)
+    finished = 0
+    for mode in ("auto", "required", "none"):
+        for schema in (None, answer):
+            text = jinja2.Template(path.read_text()).render(
+                mode=mode, fcall=f"({call})+", json_schema_str=schema, parallel_tool_calls=True, json_only=False,
+                think_with_json=False, begin_think_token="<[128012]>", end_think_token="<[128013]>")
+            ours = Compiler(llama3).compile_lark(text)
+            peer = llguidance.LLMatcher(tokenizer, llguidance.LLMatcher.grammar_from_lark(text), log_level=0)
+            for _ in range(2):
+                m = Matcher(ours)
+                tokens = masked_walk(m, llama3, rng, 50, {b"}", b'"', b"]"})
+                if not m.is_accepting():
+                    continue
+                finished += 1
+                peer.reset()
+                assert peer.validate_tokens(tokens) == len(tokens), (mode, b"".join(llama3.token_bytes[t] for t in tokens))
+                peer.consume_tokens(tokens)
+                assert peer.is_accepting(), (mode, b"".join(llama3.token_bytes[t] for t in tokens))
+    assert finished >= 4
