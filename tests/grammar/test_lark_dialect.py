@@ -55,6 +55,7 @@ def test_what_we_cannot_honour_is_named(text, construct):
         ('start: foo\nfoo[lazy]: bar "x"\nbar: "a"\n', "llguidance option 'lazy' on a rule that uses rules", "rule foo"),
         ('start: T\nT: foo "x"\nfoo[lazy]: /a+/\n', "a lazy rule inside a terminal", "terminal T"),
         ('start: x\nx: "a" & ~"b"\n', "llguidance's & or ~ in a rule", "rule x"),
+        ('start: x{0,1000}\nx: "a"\n', "a count above 256 in a rule", "rule start"),
     ],
 )
 def test_rule_options_we_cannot_honour_are_named(text, construct, where, llama3):
@@ -82,6 +83,8 @@ def test_rule_options_that_keep_the_language_are_read(llama3):
     assert forced.accepts(b"hi <f=f>12</f> bye") and not forced.accepts(b"x <f=g>")
     with pytest.raises(GrammarError, match="no text at all"):
         compiler.compile_lark("start: A\nA: /a/ & /b/\n")
+    counted = compiler.compile_lark('start: A ";" w\nA: "a"{2,1000}\nw[lazy]: "b"{300}\n%ignore " "{1,999}\n')  # (no bound in terminals)
+    assert counted.accepts(b"a" * 1000 + b";" + b"b" * 300) and not counted.accepts(b"a" * 1001 + b";" + b"b" * 300)
 
 
 def test_no_forcing_changes_nothing():

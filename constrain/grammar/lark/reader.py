@@ -39,10 +39,10 @@ from ...errors import UnsupportedGrammarError
 from .definitions import Imports, definitions, renamed, validate, walk
 from .left_recursion import Group, symbols
 from .regex_algebra import Algebra
-from .syntax import Definition, Expr, Unread, parse
+from .syntax import MAX_RULE_COUNT, Definition, Expr, Unread, parse
 
 MAX_EXPANSIONS = 4096  # alternatives one rule may multiply out to (beyond: Lark's loader decides)
-MAX_REPEAT = 256  # the largest `~ n..m` bound written out as copies
+MAX_REPEAT = MAX_RULE_COUNT  # the largest `~ n..m` bound written out as copies (beyond: Lark's loader)
 
 
 @dataclass(frozen=True)

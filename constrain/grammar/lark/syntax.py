@@ -93,6 +93,7 @@ def tokens(text: str) -> list[tuple[str, str]]:
 
 
 _DROPPED = frozenset(("COMMENT", "WS", "BACKSLASH"))
+MAX_RULE_COUNT = 256  # llguidance's `x{m,n}` in a rule, written out as copies (reader.MAX_REPEAT)
 _REFUSED_OPTIONS = {
     "stop": "its stop text is hidden from the model by taking tokens back, which constrain's matcher "
             "does not do; write suffix=... (the text stays) or lazy",
@@ -141,6 +142,7 @@ class _Parser:
     def __init__(self, toks: list[tuple[str, str]]) -> None:
         self.toks = toks
         self.i = 0
+        self.rule: Optional[str] = None  # (the rule whose body is read; None in a terminal)
 
     def peek(self) -> tuple[str, str]:
         return self.toks[self.i]
@@ -173,6 +175,7 @@ class _Parser:
 
     def directive(self, word: str, out: Statements) -> None:
         if word == "%ignore":
+            self.rule = None  # (an ignored pattern is a terminal's)
             out.ignores.append(self.expansions())
         elif word == "%import":
             out.imports.append(self.import_())
@@ -236,6 +239,7 @@ class _Parser:
             if not all(is_rule_name(p) for p in params):
                 raise Unread("a template parameter that is no rule name")
         options = self.options(name) if self.at("PUNCT", "[") else {}
+        self.rule = None if is_term or "lazy" in options or "suffix" in options else name
         if self.at("PUNCT", "."):
             self.i += 1
             self.take("NUMBER")  # (a priority: which parse Lark builds, not which texts parse)
@@ -340,6 +344,10 @@ class _Parser:
             lo = lo or 0
             if lo < 0 or (hi is not None and hi < max(lo, 1)):
                 raise Unread("a bad range")
+            if self.rule is not None and max(lo, hi or 0) > MAX_RULE_COUNT:  # (Lark's `~` would go to its loader)
+                raise UnsupportedGrammarError(f"a count above {MAX_RULE_COUNT} in a rule", f"rule {self.rule}",
+                                              "each count is a copy of the rule's text; count inside a terminal (no bound "
+                                              "there) or nest counts, (x{16}){16}")
             return ("rep", atom, lo, hi)
         return atom
 
