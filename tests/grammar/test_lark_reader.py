@@ -160,7 +160,6 @@ def test_the_reader_reads_the_shipped_grammars_itself():
         '_start: "a" -> b\n',  # an alias of an inlined rule
         'start: "a" ~ 3..2\n',  # a bad range
         "start: A\n%ignore B\nA: \"a\"\n",  # an ignored terminal not defined
-        'start: [A] [A]\nA: "a"\n',  # the same alternative twice, through [..]
     ],
 )
 def test_texts_lark_refuses_are_left_to_lark(text):
@@ -187,6 +186,23 @@ def test_names_may_hold_dashes_as_in_llguidance():
     loaded = read_grammar('start: json-value x->y\njson-value: MY-TERM\nx: "x"\nMY-TERM: "b"\n', "start")
     assert loaded.rules["start"] == [("json-value", "x")] and loaded.rules["json-value"] == [("MY-TERM",)]
     assert loaded.terminals["MY-TERM"].value == "b"
+
+
+def test_alternatives_made_the_same_by_brackets_are_one():
+    """Lark refuses `[x] x?` (its trees tell the copies apart); llguidance reads it, and so do we."""
+    loaded = read_grammar('start: [A] A? "b"\n  | "c" -> one\n  | "c" -> two\nA: "a"\n', "start")
+    assert len(loaded.rules["start"]) == 4  # (b, A b, A A b, c)
+
+
+def test_a_lazy_rule_s_parts_are_groups_as_in_llguidance():
+    """Lark joins a terminal's regexes as they are (`/a|b/ "c"` is `a|bc`); llguidance groups
+    them, and what only llguidance has (a lazy rule's body, `suffix=`, `&`) reads as it does."""
+    plain = read_grammar('start: A\nA: /a|b/ "c"\n', "start")
+    assert plain.terminals["A"].to_regexp() == "a|bc"
+    lazy = read_grammar('start: x\nx[lazy]: /a|b/ "c"\n', "start")
+    assert lazy.terminals["x"].to_regexp() == "(?:a|b)(?:c)" and lazy.shortest == {"x"}
+    started = read_grammar('start[suffix="!"]: /a|b/\n', "start")
+    assert started.rules["start"] == [("start%lexeme",)] and started.shortest == {"start%lexeme"}
 
 
 def test_an_empty_literal_is_nothing_as_llguidance_reads_it():

@@ -153,6 +153,9 @@ LLGUIDANCE_READINGS = [
     ('start: A "!"\nA: /[ab]+/ & ~/(?s:.*)ab(?s:.*)/', "ab!"),
     ('start: A ("," A)*\nA: (~/a+/ & /[ab]{1,2}/)+ | "c"', "abc,"),
     ('start: my-rule+\nmy-rule: "a" | B-C\nB-C: "b"', "abc"),  # (names with dashes)
+    ('start: [x] x? "b"\nx: "a"', "ab"),  # (alternatives the same through brackets: Lark refuses them)
+    ('start: (x | ",")*\nx[lazy]: /a|b/ "c"', "abc,"),  # (a lazy body's parts are groups)
+    ('start[suffix="!"]: /[ab]*/', "ab!"),  # (a lazy start)
     ('start: %json {"type": "array", "items": {"type": "integer"}}', "[1, ]"),  # (%json's whitespace)
     ('start: "x" %json {"type": "array", "x-guidance": {"whitespace_flexible": false}}', "x[1, ]"),
 ]

@@ -31,6 +31,7 @@ shipped grammars and on ../shared/data/lark-grammars.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
@@ -65,6 +66,10 @@ def read_grammar(text: str, start: str, import_paths: Sequence[str] = (), source
     statements = parse(text)
     defs = definitions(statements, Imports(import_paths, os.path.split(source)[0], files))
     validate(defs, statements)
+    if start in defs and defs[start].shortest:  # (`start[lazy]: ...`: a rule of one lexeme, named apart)
+        lexeme = f"{start}%lexeme"  # (no Lark name holds `%`)
+        defs[lexeme] = dataclasses.replace(defs[start], name=lexeme)
+        defs[start] = Definition(start, ("alt", [[("sym", lexeme)]]))
     if start not in defs or defs[start].is_term or defs[start].params:
         raise Unread(f"no rule {start}")
     return _Builder(defs).build(start, statements.ignores)
@@ -93,7 +98,6 @@ class _Builder:
         self.rules: dict[str, list[tuple[str, ...]]] = {}
         self.anonymous: dict[Any, str] = {}  # pattern -> its anonymous terminal's name
         self.helpers: dict[tuple, str] = {}  # a repetition's alternatives -> its helper rule
-        self.repeated = False  # (a rule's alternatives met the same one twice)
         self.full = True  # (multiply every group out, as Lark does: the rule has [...] or aliases)
         self.pending: list[tuple[str, Expr]] = []
 
@@ -156,33 +160,35 @@ class _Builder:
             return None
         if len(d.body[1]) == 1 and not d.body[1][0]:
             raise Unread(f"terminal {name} is empty")
-        p = self.pattern(d.body, (*active, name))
+        p = self.pattern(d.body, (*active, name), d.shortest)
         self.patterns[name] = p
         return p
 
-    def pattern(self, e: Any, active: tuple[str, ...]) -> Any:
-        """A terminal expression as one pattern, composed as Lark composes it."""
+    def pattern(self, e: Any, active: tuple[str, ...], grouped: bool = False) -> Any:
+        """A terminal expression as one pattern, composed as Lark composes it: a sequence's
+        regexes joined as they are, so `/a|b/ "c"` is `a|bc`. In what only llguidance has (a
+        lazy rule's body, `&` and `~`), `grouped`: each part is a group, `(?:a|b)c`, as there."""
         if isinstance(e, list):  # a sequence
             if not e:
                 return self.PatternStr("")
-            parts = [self.pattern(x, active) for x in e]
+            parts = [self.pattern(x, active, grouped) for x in e]
             if len(parts) == 1:
                 return parts[0]
             if any(isinstance(p, Algebra) for p in parts):
                 return Algebra("seq", tuple(parts))
-            return self.PatternRE("".join(p.to_regexp() for p in parts), ())
+            return self.PatternRE("".join(("(?:%s)" if grouped else "%s") % p.to_regexp() for p in parts), ())
         kind = e[0]
         if kind == "alt":
-            parts = [self.pattern(s, active) for s in e[1]]
+            parts = [self.pattern(s, active, grouped) for s in e[1]]
             if len(parts) == 1:
                 return parts[0]
             if any(isinstance(p, Algebra) for p in parts):
                 return Algebra("alt", tuple(parts))
             return self.PatternRE("(?:%s)" % "|".join(p.to_regexp() for p in parts), ())
         if kind in ("and", "not"):  # (llguidance's & and ~: no regex text says them)
-            return Algebra(kind, tuple(self.pattern(s, active) for s in (e[1] if kind == "and" else [e[1]])))
+            return Algebra(kind, tuple(self.pattern(s, active, True) for s in (e[1] if kind == "and" else [e[1]])))
         if kind in ("rep", "maybe"):
-            inner = self.pattern(e[1], active)
+            inner = self.pattern(e[1], active, grouped)
             lo, hi = (e[2], e[3]) if kind == "rep" else (0, 1)
             if isinstance(inner, Algebra):
                 return Algebra("rep", (inner,), lo, hi)
@@ -238,19 +244,15 @@ class _Builder:
     # -- rules --
 
     def rule_alternatives(self, name: str, body: Expr) -> list[tuple[str, ...]]:
-        """Where `[...]` or aliases make two alternatives the same, Lark refuses the rule (its
-        `[x]` leaves placeholders that tell the copies apart until they are dropped): then
-        Lark decides. Otherwise repeated alternatives are one, as in Lark."""
-        self.repeated = False
+        """Repeated alternatives are one, as in Lark, also where `[...]` or aliases make them
+        (`[x] x?`): Lark refuses those rules (its `[x]` leaves placeholders that tell the copies
+        apart for its trees), llguidance reads them, and their language is plain."""
         kinds = {x[0] for x in walk(body)}
         self.full = "maybe" in kinds or "alias" in kinds
         if "and" in kinds or "not" in kinds:
             raise UnsupportedGrammarError("llguidance's & or ~ in a rule", f"rule {name}",
                                           "they combine terminals only (as in llguidance): define a terminal with them")
-        out = self.alternatives(body)
-        if self.repeated and self.full:
-            raise Unread(f"rule {name} may have the same alternative twice")
-        return out
+        return self.alternatives(body)
 
     def alternatives(self, e: Any) -> list[tuple[str, ...]]:
         if isinstance(e, list):  # a sequence: the product of its items' alternatives (a group
@@ -321,10 +323,7 @@ class _Builder:
         return False
 
     def distinct(self, alternatives: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
-        out = list(dict.fromkeys(alternatives))
-        if len(out) != len(alternatives):
-            self.repeated = True
-        return out
+        return list(dict.fromkeys(alternatives))
 
     def helper(self, key: tuple, alternatives) -> str:
         name = self.helpers.get(key)
