@@ -201,6 +201,8 @@ def test_a_lazy_rule_s_parts_are_groups_as_in_llguidance():
     assert plain.terminals["A"].to_regexp() == "a|bc"
     lazy = read_grammar('start: x\nx[lazy]: /a|b/ "c"\n', "start")
     assert lazy.terminals["x"].to_regexp() == "(?:a|b)(?:c)" and lazy.shortest == {"x"}
+    algebra = read_grammar('start: A\nA: /a|b/ "c" & ~"ac"\n', "start").terminals["A"]
+    assert algebra.parts[0].to_regexp() == "(?:a|b)(?:c)"
     started = read_grammar('start[suffix="!"]: /a|b/\n', "start")
     assert started.rules["start"] == [("start%lexeme",)] and started.shortest == {"start%lexeme"}
 

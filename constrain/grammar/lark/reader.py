@@ -160,7 +160,8 @@ class _Builder:
             return None
         if len(d.body[1]) == 1 and not d.body[1][0]:
             raise Unread(f"terminal {name} is empty")
-        p = self.pattern(d.body, (*active, name), d.shortest)
+        grouped = d.shortest or any(x[0] in ("and", "not") for x in walk(d.body))  # (llguidance's alone)
+        p = self.pattern(d.body, (*active, name), grouped)
         self.patterns[name] = p
         return p
 
