@@ -134,16 +134,20 @@ def sql_without_keyword_lookahead(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def shared_cases() -> list[Case]:
-    """The grammars of ../shared/data/lark-grammars that Lark itself loads (INDEX.tsv)."""
+def _grammar_rows() -> list[dict]:
+    """The grammar rows of ../shared/data/lark-grammars/INDEX.tsv (none where it is absent)."""
     index = LARK_DATA / "INDEX.tsv"
     if not index.exists():
         return []
-    cases = []
     with index.open() as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            if row["kind"] != "grammar" or row["loads_in_lark_1.3.1_earley"] != "yes":
-                continue
+        return [row for row in csv.DictReader(fh, delimiter="\t") if row["kind"] == "grammar"]
+
+
+def shared_cases() -> list[Case]:
+    """The grammars of ../shared/data/lark-grammars that Lark itself loads (INDEX.tsv)."""
+    cases = []
+    for row in _grammar_rows():
+        if row["loads_in_lark_1.3.1_earley"] == "yes":
             path = LARK_DATA / row["file"]
             cases.append(Case(row["file"], path.read_text(), row["start_rule_used"] or "start", str(path.parent)))
     return cases
@@ -153,19 +157,13 @@ def llguidance_only_cases() -> list[Case]:
     """The grammars of ../shared/data/lark-grammars that llguidance reads and Lark refuses
     (INDEX.tsv: its own samples, with `""` and terminals that match nothing), with the sample
     text that comes with one (rfc.xml) as its document."""
-    index = LARK_DATA / "INDEX.tsv"
-    if not index.exists():
-        return []
     cases = []
-    with index.open() as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            if row["kind"] != "grammar" or not row["file"].startswith("llguidance/") or not row["file"].endswith(".lark"):
-                continue
-            if row["loads_in_lark_1.3.1_earley"] == "yes":
-                continue  # (among shared_cases already)
-            path = LARK_DATA / row["file"]
+    for row in _grammar_rows():
+        name = row["file"]
+        if name.startswith("llguidance/") and name.endswith(".lark") and row["loads_in_lark_1.3.1_earley"] != "yes":
+            path = LARK_DATA / name
             sample = path.with_suffix(".xml")
-            cases.append(Case(LLGUIDANCE_ONLY + row["file"].split("/")[-1], path.read_text(), "start", str(path.parent),
+            cases.append(Case(LLGUIDANCE_ONLY + path.name, path.read_text(), "start", str(path.parent),
                               docs=[sample.read_text()] if sample.exists() else None))
     return cases
 

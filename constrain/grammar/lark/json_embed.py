@@ -30,12 +30,14 @@ def schema_rules(schema: Any, k: int) -> tuple[dict[str, ir.Node], str]:
         options = schema.pop("x-guidance")
         for key, value in (options.items() if isinstance(options, dict) else [("x-guidance", options)]):
             if key != "whitespace_flexible" or not isinstance(value, bool):
-                raise UnsupportedGrammarError(f"x-guidance option {key!r}", where, "only whitespace_flexible (true or false) is read")
+                raise UnsupportedGrammarError(f"x-guidance option {key!r}", where,
+                                              "only whitespace_flexible (true or false) is read")
             flexible = value
     translator = Translator(schema, JsonSchemaOptions("flexible" if flexible else "compact", "schema", "schema", True))
     rules, start = translator.translate()
     if translator.keyed or translator.distinct:
-        raise UnsupportedGrammarError("%json with uniqueItems", where, "its items must differ, which only a JSON Schema compile keeps")
+        raise UnsupportedGrammarError("%json with uniqueItems", where,
+                                      "its items must differ, which only a JSON Schema compile keeps")
     prefix = f"%json{k}:"
     return {prefix + name: renamed(node, prefix) for name, node in rules.items()}, prefix + start
 

@@ -200,7 +200,8 @@ class _Builder:
             used = self.defs[e[1]]
             if not used.is_term:
                 if active and self.defs[active[0]].shortest:
-                    raise UnsupportedGrammarError("llguidance option 'lazy' on a rule that uses rules", f"rule {active[0]}",
+                    raise UnsupportedGrammarError("llguidance option 'lazy' on a rule that uses rules",
+                                                  f"rule {active[0]}",
                                                   f"{e[1]} is a rule; a lazy rule is one lexeme, of terminals only")
                 raise Unread(f"rule {e[1]} in a terminal")
             if used.shortest and active:

@@ -13,8 +13,8 @@ never to accept a text differently from Lark.
 
 Expressions are tuples: ("alt", [seq, ...]) where a seq is a list of expressions, ("rep", e,
 lo, hi) (hi None: no bound; `e ~ n..m`, llguidance's `e{m,n}`), ("maybe", e) (`[e]`: as
-`e?`, but Lark tells its empty alternative apart), ("sym", name), ("tmpl", name, [args]), ("str", token),
-("re", token) (the literal as written, flags included), ("range", token, token), and
+`e?`, but Lark tells its empty alternative apart), ("sym", name), ("tmpl", name, [args]),
+("str", token), ("re", token) (the literal as written, flags included), ("range", token, token), and
 ("alias", seq, name) for an alternative with `-> name`; llguidance's ("and", [seq, ...]) and
 ("not", e) for `a & b` and `~a` (terminals only).
 
