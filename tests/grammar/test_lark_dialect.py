@@ -35,6 +35,8 @@ def test_a_grammar_without_extensions_comes_back_as_written(name):
     "text, construct",
     [
         ('%llguidance {"allow_invalid_utf8": true}\nstart: "a"\n', "%llguidance option 'allow_invalid_utf8'"),
+        ('start: A\nA: %regex {"substring_words": "a b"}\n', "llguidance's %regex"),
+        ('start: "a" @other\n', "llguidance's @name"),
         ('%llguidance {"no_forcing": "yes"}\nstart: "a"\n', "%llguidance option 'no_forcing'"),  # (not a bool)
     ],
 )

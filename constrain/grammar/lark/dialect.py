@@ -8,7 +8,8 @@
   declared terminals that translate.py spells for the vocabulary (vocab/special_bytes.py).
 - `%json {...}` (a JSON Schema inside a rule) becomes a declared terminal that translate.py
   replaces by the schema's rules (json_embed.py).
-Strings, regexes and `//` comments are skipped, so their text is never mistaken for these.
+Strings, regexes and comments are skipped, so their text is never mistaken for these.
+llguidance's `%regex {...}` and `@grammar` references raise UnsupportedGrammarError by name.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ _OPTION_REFUSALS = {
     "allow_invalid_utf8": "constrain's grammars read UTF-8 text (its regexes are Unicode)",
     "skip_repetition": "an %ignore pattern may repeat between terminals, as in Lark",
 }
+_REFUSED_FORMS = {
+    "%regex": "its structured regexes (substrings of a text) are not read; write the terminal as a regex",
+    "@name (a reference to another grammar)": "a request holds one grammar here; write the other's rules in this one",
+}
 SPECIAL_PREFIX = "CONSTRAIN_SPECIAL_"
 JSON_PREFIX = "CONSTRAIN_JSON_"
 
@@ -47,7 +52,7 @@ class Dialect:
 def read_dialect(text: str) -> Dialect:
     """The text with `%llguidance {...}` removed and each special token and `%json {...}`
     replaced by a declared terminal."""
-    if not any(mark in text for mark in ("%llguidance", "%json", "<|", "<[")):
+    if not any(mark in text for mark in ("%llguidance", "%json", "<|", "<[", "%regex", "@")):
         return Dialect(text)  # (nothing to find: the scan below, ~1 ms for SQL, would copy it)
     out: list[str] = []
     options: dict[str, Any] = {}
@@ -61,7 +66,7 @@ def read_dialect(text: str) -> Dialect:
             j = _string_end(text, i)
             out.append(text[i:j])
             i = j
-        elif text.startswith("//", i):
+        elif text.startswith("//", i) or c == "#":  # (both are comments in Lark)
             j = text.find("\n", i)
             j = n if j < 0 else j
             out.append(text[i:j])
@@ -76,6 +81,9 @@ def read_dialect(text: str) -> Dialect:
                 raise GrammarError(f"%llguidance at line {_line(text, i)}: its options must be a JSON object")
             options.update(value)
             i = j
+        elif text.startswith("%regex", i) or (c == "@" and i + 1 < n and (text[i + 1].isalnum() or text[i + 1] == "_")):
+            what = "%regex" if c == "%" else "@name (a reference to another grammar)"
+            raise UnsupportedGrammarError(f"llguidance's {what}", f"line {_line(text, i)}", _REFUSED_FORMS[what])
         elif text.startswith("%json", i):
             schema, j = _json_after(text, i + len("%json"), "%json")
             name = f"{JSON_PREFIX}{len(schemas)}"
