@@ -47,13 +47,13 @@ from typing import Optional
 
 if __package__:  # python -m constrain.benchmarks.lark (constrain bench lark): nothing to shadow
     from .engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
-    from .lark_workload import (LLGUIDANCE_ONLY, PLAIN_NAME_SQL, Case, llguidance_only_cases, shared_cases, shipped_cases,
-                                walk_documents)
+    from .lark_workload import (LLGUIDANCE_ONLY, PLAIN_NAME_SQL, Case, llguidance_only_cases, shared_cases,
+                                shipped_cases, walk_documents)
     from .report import fmt, pct, print_table, ratio
 else:
     from engines import ConstrainEngine, Engine, peer_engines, tokenizer_dir
-    from lark_workload import (LLGUIDANCE_ONLY, PLAIN_NAME_SQL, Case, llguidance_only_cases, shared_cases, shipped_cases,
-                               walk_documents)
+    from lark_workload import (LLGUIDANCE_ONLY, PLAIN_NAME_SQL, Case, llguidance_only_cases, shared_cases,
+                               shipped_cases, walk_documents)
     from report import fmt, pct, print_table, ratio
 
     _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -200,7 +200,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         "shipped json+sql": [c for c in cases if c.name in ("shipped/json", "shipped/sql")],
         "shipped (all)": [c for c in cases if c.name.startswith("shipped/")],
         "sql w/o NAME lookahead": [c for c in cases if c.name == PLAIN_NAME_SQL],
-        "shared lark-grammars": [c for c in cases if not c.name.startswith(("shipped/", "warm/", "variant/", LLGUIDANCE_ONLY))],
+        "shared lark-grammars": [c for c in cases
+                                 if not c.name.startswith(("shipped/", "warm/", "variant/", LLGUIDANCE_ONLY))],
         "llguidance-only": [c for c in cases if c.name.startswith(LLGUIDANCE_ONLY)],  # (Lark refuses them)
     }
     rows = []

@@ -134,6 +134,9 @@ def sql_without_keyword_lookahead(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+LLGUIDANCE_ONLY = "llguidance-only/"  # (the name prefix of llguidance_only_cases)
+
+
 def _grammar_rows() -> list[dict]:
     """The grammar rows of ../shared/data/lark-grammars/INDEX.tsv (none where it is absent)."""
     index = LARK_DATA / "INDEX.tsv"
@@ -168,10 +171,8 @@ def llguidance_only_cases() -> list[Case]:
     return cases
 
 
-LLGUIDANCE_ONLY = "llguidance-only/"
-
-
-def walk_documents(case: Case, vocab, compiler, n: int, max_tokens: int, seed: int, judged: bool = True) -> list[list[int]]:
+def walk_documents(case: Case, vocab, compiler, n: int, max_tokens: int, seed: int,
+                   judged: bool = True) -> list[list[int]]:
     """Up to n token sequences from seeded random walks under our masks that end where the
     grammar may end and (`judged`) that Lark's parser accepts."""
     import lark

@@ -30,10 +30,6 @@ _OPTION_REFUSALS = {
     "allow_invalid_utf8": "constrain's grammars read UTF-8 text (its regexes are Unicode)",
     "skip_repetition": "an %ignore pattern may repeat between terminals, as in Lark",
 }
-_REFUSED_FORMS = {
-    "%regex": "its structured regexes (substrings of a text) are not read; write the terminal as a regex",
-    "@name (a reference to another grammar)": "a request holds one grammar here; write the other's rules in this one",
-}
 SPECIAL_PREFIX = "CONSTRAIN_SPECIAL_"
 JSON_PREFIX = "CONSTRAIN_JSON_"
 
@@ -81,9 +77,13 @@ def read_dialect(text: str) -> Dialect:
                 raise GrammarError(f"%llguidance at line {_line(text, i)}: its options must be a JSON object")
             options.update(value)
             i = j
-        elif text.startswith("%regex", i) or (c == "@" and i + 1 < n and (text[i + 1].isalnum() or text[i + 1] == "_")):
-            what = "%regex" if c == "%" else "@name (a reference to another grammar)"
-            raise UnsupportedGrammarError(f"llguidance's {what}", f"line {_line(text, i)}", _REFUSED_FORMS[what])
+        elif text.startswith("%regex", i):
+            raise UnsupportedGrammarError("llguidance's %regex", f"line {_line(text, i)}",
+                                          "its structured regexes (substrings of a text) are not read; write a regex")
+        elif c == "@" and i + 1 < n and (text[i + 1].isalnum() or text[i + 1] == "_"):
+            raise UnsupportedGrammarError("llguidance's @name (a reference to another grammar)",
+                                          f"line {_line(text, i)}",
+                                          "a request holds one grammar here; write the other's rules in this one")
         elif text.startswith("%json", i):
             schema, j = _json_after(text, i + len("%json"), "%json")
             name = f"{JSON_PREFIX}{len(schemas)}"

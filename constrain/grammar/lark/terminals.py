@@ -141,13 +141,13 @@ def lower_terminal(name: str, pattern: Any, limits: Limits, shortest: bool = Fal
         optional = bool(dfa.accepting[0])  # (the rest, optional where used, as llguidance reads it)
         rest = _without_empty_text(dfa, limits) if optional else dfa
         if rest is None:
-            return Terminal(name, ir.EMPTY, False, optional=True)
+            return _nothing(name)
         if shortest:  # (`[lazy]: /a*/` is `a` or nothing)
             rest = shortest_matches(rest)
         return Terminal(name, ir.Embedded(rest), bool((rest.table[rest.accepting] >= 0).any()), optional=optional)
     if type(pattern).__name__ == "PatternStr" and set(pattern.flags) <= {"i"}:
         if not pattern.value:  # ("": nothing, as llguidance reads it)
-            return Terminal(name, ir.EMPTY, False, optional=True)
+            return _nothing(name)
         if not pattern.flags:
             return Terminal(name, ir.literal(pattern.value), False)
         # ("select"i: each character with its case partners, as the regex (?i:select) reads;
@@ -165,7 +165,7 @@ def lower_terminal(name: str, pattern: Any, limits: Limits, shortest: bool = Fal
             _refuse_empty(name, regex, dfa)
         rest = _without_empty_text(dfa, limits)
         if rest is None:
-            return Terminal(name, ir.EMPTY, False, optional=True)
+            return _nothing(name)
         language, dfa = None, rest
     if _is_lazy(regex):
         split = lazy_head_and_tail(regex, _is_lazy, _widths)
@@ -181,6 +181,11 @@ def lower_terminal(name: str, pattern: Any, limits: Limits, shortest: bool = Fal
     if language is not None and nfa_states(language) <= 2 * dfa.n_states + 16:
         return Terminal(name, language, continues, dfa)
     return Terminal(name, ir.Embedded(dfa), continues, optional=optional)
+
+
+def _nothing(name: str) -> Terminal:
+    """A terminal that matches the empty text alone: a use of it is nothing (`only_empty`)."""
+    return Terminal(name, ir.EMPTY, False, optional=True)
 
 
 _EMPTY_TEXT = DFA(np.zeros(256, dtype=np.int32), np.full((1, 1), -1, dtype=np.int32), np.ones(1, dtype=np.bool_))

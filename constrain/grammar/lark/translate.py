@@ -182,22 +182,22 @@ def _special_node(written: str, special_tokens: Mapping[str, int]) -> ir.Node:
         if found is None:
             raise GrammarError(f"the vocabulary has no special token {written}")
         return ir.Embedded(byte_string_dfa(virtual_bytes(found)))
+    def refused(named: str) -> UnsupportedGrammarError:
+        return UnsupportedGrammarError(f"token {written}", "a rule", f"it names {named}; only special tokens can be "
+                                       "named by id (write a normal token's text)")
+
     body = written[2:-2]
+    if body[0] in "*^":  # (every token, or all but some)
+        raise refused("normal tokens")
     special = set(special_tokens.values())
-    ids: list[int] = []
-    normal = None
-    for part in () if body[0] in "*^" else body.split(","):
+    ids: set[int] = set()
+    for part in body.split(","):
         lo, _, hi = part.partition("-")
-        for i in range(int(lo), int(hi or lo) + 1):  # (stops at the first that is no special token)
+        for i in range(int(lo), int(hi or lo) + 1):  # (a long range stops at its first normal token)
             if i not in special:
-                normal = i
-                break
-            ids.append(i)
-    if body[0] in "*^" or normal is not None:
-        named = "normal tokens" if normal is None else f"id {normal}, which is no special token"
-        raise UnsupportedGrammarError(f"token {written}", "a rule",
-                                      f"it names {named}; only special tokens can be named by id (write a normal token's text)")
-    return ir.alt(*[ir.Embedded(byte_string_dfa(virtual_bytes(i))) for i in sorted(set(ids))])
+                raise refused(f"id {i}, which is no special token")
+            ids.add(i)
+    return ir.alt(*[ir.Embedded(byte_string_dfa(virtual_bytes(i))) for i in sorted(ids)])
 
 
 def byte_string_dfa(data: bytes) -> DFA:
