@@ -244,32 +244,6 @@ def test_bad_grammars_raise_clear_errors(llama3):
         compiler.compile_lark(b"start: \"a\"")  # type: ignore[arg-type]
 
 
-# llguidance's reading of what Lark refuses (the answers are llguidance 1.x's, checked by hand;
-# tests/grammars/test_peers_lark.py compares random texts with llguidance itself)
-NOTHING_AS_LLGUIDANCE_READS_IT = [
-    ('start: "a" "" "b"', {"ab": True, "a": False, "b": False}),
-    ('start: ""', {"": True, "a": False}),
-    ('start: T\nT: ""', {"": True, "a": False}),
-    ('start: ("a" | "")+ "b"', {"b": True, "aab": True, "ba": False}),
-    ('start: T "b"\nT: /a*/', {"b": True, "ab": True, "aab": True, "a": False}),
-    ('start: "x" T\nT: /a*/', {"x": True, "xa": True, "": False}),
-    ('start: "x" /a*/ "y"', {"xy": True, "xay": True, "xby": False}),
-    ('start: T "a"\nT: /a*/', {"a": True, "aa": False}),  # (T takes both: its longest match)
-    ('start: T T "b"\nT: /a*/', {"b": True, "ab": True, "aab": True}),
-    ('start: "x" "y"\n%ignore /\\s*/', {"xy": True, "x  y": True, " x y ": True, "x\ty": True, "x-y": False}),
-    ('start: "x" T "y"\nT: /(ab)*/\n%ignore " "', {"xy": True, "x y": True, "x ab y": True, "xabab y": True, "xa y": False}),
-    ('start: "x" T "y"\nT: /(?:)/', {"xy": True, "xay": False}),
-]
-
-
-@pytest.mark.parametrize("text, answers", NOTHING_AS_LLGUIDANCE_READS_IT)
-def test_empty_literals_and_terminals_that_match_nothing_read_as_llguidance_reads_them(text, answers, llama3):
-    """`""` is nothing and a terminal matching the empty text is optional where used: Lark
-    refuses both, llguidance reads them, and grammars written for it use them (its rfc.lark)."""
-    grammar = Compiler(llama3).compile_lark(text)
-    assert {s: _we_accept(grammar, s) for s in answers} == answers
-
-
 def test_compile_grammar_file_imports_from_its_folder(tmp_path, llama3):
     (tmp_path / "words.lark").write_text('WORD: /[a-z]+/\n')
     (tmp_path / "main.lark").write_text('start: WORD ("," WORD)*\n%import .words.WORD\n')
@@ -365,67 +339,6 @@ def test_ambiguity_and_depth_meet_their_limits(llama3):
     with pytest.raises(LimitExceededError, match="max_accept_seconds"):
         slow.accept_token(llama3.token_bytes.index(b"SELECT"))
     assert slow.num_accepted_tokens == 0  # (refused whole: the matcher is as before)
-
-
-def test_special_tokens_by_name_and_id_are_allowed_exactly_where_the_grammar_has_them(llama3):
-    """`<|python_tag|>` (a special token, never text) is allowed where the rule names it and
-    nowhere else; accepting it steps the grammar; `<[id]>` names it by id."""
-    compiler = Compiler(llama3)
-    tag = llama3.token_bytes.index(b"<|python_tag|>")
-    for spelled in ("<|python_tag|>", f"<[{tag}]>"):
-        grammar = compiler.compile_lark(f'start: "call" {spelled} NAME\nNAME: /[a-z]+/\n')
-        m = Matcher(grammar)
-        assert m.allowed_token_ids().tolist() and tag not in m.allowed_token_ids().tolist()
-        assert m.accept_token(llama3.token_bytes.index(b"call"))
-        assert m.allowed_token_ids().tolist() == [tag]  # only the special token, no text
-        assert m.forced_bytes() == b""
-        assert m.accept_token(tag) and not m.is_accepting()
-        assert tag not in m.allowed_token_ids().tolist()
-        assert m.accept_token(llama3.token_bytes.index(b"abc")) and m.is_accepting()
-    plain = Matcher(compiler.compile_lark('start: "call" NAME\nNAME: /[a-z]+/\n'))
-    assert plain.accept_token(llama3.token_bytes.index(b"call")) and not plain.accept_token(tag)
-    with pytest.raises(GrammarError, match="no special token <|nope|>"):
-        compiler.compile_lark('start: "a" <|nope|>')
-    with pytest.raises(UnsupportedGrammarError, match="only special tokens"):
-        compiler.compile_lark('start: "a" <[100]>')
-
-
-def test_lists_and_ranges_of_special_token_ids(llama3):
-    """llguidance's `<[a-b,c]>`: exactly those special tokens; a list that names a normal token
-    (`^` and `*` always do) is refused by name, however long its range."""
-    compiler = Compiler(llama3)
-    eot, eom = (llama3.token_bytes.index(t) for t in (b"<|eot_id|>", b"<|eom_id|>"))
-    both = Matcher(compiler.compile_lark(f'start: "a" <[{eom},{eot}]>\n'))
-    assert both.accept_token(llama3.token_bytes.index(b"a")) and both.allowed_token_ids().tolist() == sorted([eot, eom])
-    every = Matcher(compiler.compile_lark(f'start: <[{llama3.size - 256}-{llama3.size - 1}]> "a"\n'))
-    assert every.allowed_token_ids().tolist() == list(range(llama3.size - 256, llama3.size))
-    for written, named in (("<[*]>", "normal tokens"), ("<[^128009]>", "normal tokens"), ("<[128255-999999999]>", "id 128256")):
-        with pytest.raises(UnsupportedGrammarError, match=named):
-            compiler.compile_lark(f'start: "a" {written}\n')
-
-
-def test_json_schemas_inside_rules(llama3):
-    """`%json {...}`: the schema's documents (schema order, as compile_json_schema; whitespace
-    flexible between tokens, as llguidance's %json, unless x-guidance says otherwise) where the
-    rule has it; ignored whitespace around it as around any terminal."""
-    schema = '{"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}, "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["x"], "additionalProperties": false%s}'
-    rules = 'start: NAME "(" %%json %s ")" (";" start)?\nNAME: /[a-z]+/\n%%ignore " "\n'
-    grammar = Compiler(llama3).compile_lark(rules % (schema % ""))
-    assert grammar.accepts('f({"x":1})') and grammar.accepts('f ( {"x":0,"tags":["a"]} ) ; g({"x":2})')
-    assert grammar.accepts('f({"x": 1, "tags": [ "a" ]})') and grammar.accepts('f({\n  "x": 1\n})')
-    for bad in ['f({"x":-1})', 'f({"x":"a"})', 'f({})', 'f({"x":1,"y":2})', 'f({"x": 1 ,, })']:
-        assert not grammar.accepts(bad), bad
-    compact = Compiler(llama3).compile_lark(rules % (schema % ', "x-guidance": {"whitespace_flexible": false}'))
-    assert compact.accepts('f({"x":1})') and not compact.accepts('f({"x": 1})')
-    with pytest.raises(UnsupportedGrammarError, match="x-guidance option 'key_separator'"):
-        Compiler(llama3).compile_lark(rules % (schema % ', "x-guidance": {"key_separator": ": "}'))
-    m = Matcher(grammar)
-    assert m.accept_tokens([llama3.token_bytes.index(b) for b in (b"f", b"(", b'{"', b"x", b'":', b"3", b"})")]) == 7
-    assert m.is_accepting()
-    with pytest.raises(UnsupportedGrammarError, match="uniqueItems"):
-        Compiler(llama3).compile_lark('start: %json {"type": "array", "uniqueItems": true}')
-    with pytest.raises(GrammarError, match="line 1"):
-        Compiler(llama3).compile_lark('start: %json {"type": ')
 
 
 def test_lark_s_own_grammar_takes_string_and_regex_flags_as_re_does(llama3, lark_accepts):
