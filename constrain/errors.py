@@ -51,13 +51,20 @@ class UnsupportedGrammarError(GrammarError):
 
 
 class LimitExceededError(ConstrainError):
-    """A configurable limit (states, time, depth) was exceeded; the message names the knob."""
+    """A configurable limit (states, time, depth) was exceeded; the message names the knob,
+    and `rule` the grammar rule whose automaton met it (None where no one rule did)."""
 
-    def __init__(self, what: str, limit: float, knob: str) -> None:
-        super().__init__(f"{what} exceeded the limit of {limit:g}; raise it with {knob}")
+    def __init__(self, what: str, limit: float, knob: str, rule: str | None = None) -> None:
+        where = f" in rule {rule!r}" if rule is not None else ""
+        super().__init__(f"{what} exceeded the limit of {limit:g}{where}; raise it with {knob}")
         self.what = what
         self.limit = limit
         self.knob = knob
+        self.rule = rule
+
+    def in_rule(self, rule: str) -> LimitExceededError:
+        """This error, naming `rule` (kept where a rule is named already)."""
+        return self if self.rule is not None else LimitExceededError(self.what, self.limit, self.knob, rule)
 
 
 class TokenError(ConstrainError, ValueError):

@@ -234,6 +234,8 @@ def _build_dfa(name: str, node: ir.Node, limits: Limits) -> DFA:
         return _rule_dfa(node, limits.max_nfa_states, limits.max_dfa_states, limits.max_compile_seconds)[0]
     except GrammarError as exc:
         raise GrammarError(f"rule {name!r}: {exc}") from None
+    except LimitExceededError as exc:
+        raise exc.in_rule(name) from None
 
 
 @lru_cache(maxsize=4096)
@@ -274,6 +276,8 @@ def _meet_limits(name: str, node: ir.Node, limits: Limits) -> Optional[DFA]:
             return _rule_dfa(node, limits.max_nfa_states, limits.max_dfa_states, limits.max_compile_seconds)[0]
     except GrammarError as exc:
         raise GrammarError(f"rule {name!r}: {exc}") from None
+    except LimitExceededError as exc:
+        raise exc.in_rule(name) from None
     return None
 
 
@@ -327,7 +331,7 @@ def compile_rules(
     for name in names:
         size = nfa_states(rules[name])
         if size > limits.max_nfa_states:
-            raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler")
+            raise LimitExceededError("NFA size", limits.max_nfa_states, "Limits(max_nfa_states=...) passed to Compiler", name)
         if size > EAGER_NFA_STATES:
             dfa = _meet_limits(name, rules[name], limits)
             if dfa is not None:
