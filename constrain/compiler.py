@@ -151,11 +151,9 @@ class Compiler:
         folders for `%import` of grammar files (common.lark and Lark's others are built in)."""
         import lark
 
-        from .automata.rules import NEAR_START_NFA_STATES, compile_rules
         from .grammar.lark.definitions import imported_files
         from .grammar.lark.dialect import imports_anything, imports_files, read_dialect
-        from .grammar.lark.return_confirm import regex_confirm
-        from .grammar.lark.translate import lark_rules
+        from .grammar.lark.split_rules import lark_rule_set
         from .index.stack_index import StackTokenAutomaton
 
         if not isinstance(text, str):
@@ -172,12 +170,8 @@ class Compiler:
 
         def build() -> RuleSet:
             specials = {self.vocab.token_bytes[t].decode("utf-8", "replace"): t for t in self.vocab.special_ids}
-            lowered = lark_rules(text, start, import_paths=paths, limits=self.limits, special_tokens=specials,
+            return lark_rule_set(text, start, self.limits, import_paths=paths, special_tokens=specials,
                                  files=None if files is None else dict(files))
-            rule_set = compile_rules(lowered.rules, lowered.start, self.limits, lowered.greedy, lowered.refused,
-                                     return_checks=True, confirm=regex_confirm(lowered.patterns, lowered.singles, lowered.surely))
-            rule_set.build_near_start(NEAR_START_NFA_STATES)
-            return rule_set
 
         if files is None:  # (the key cannot hold the imported files' texts: kept nowhere, memory included)
             return CompiledGrammar("lark", text, options, self.vocab, StackTokenAutomaton(build(), self.index, self.limits))

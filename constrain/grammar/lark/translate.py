@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Collection, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -56,17 +56,20 @@ class LarkRules:
     singles: Optional[frozenset[int]] = None
     # greedy rule -> per state, what its end refuses whatever follows, where less than `refused` (end_window.py)
     surely: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    written: dict[str, ir.Node] = field(default_factory=dict)  # the rules before inlining (split_rules.py)
 
 
 def lark_rules(
     text: str, start: str = "start", *, import_paths: Sequence[Path | str] = (), source: str = "<grammar>",
     limits: Optional[Limits] = None, special_tokens: Optional[Mapping[str, int]] = None, reader: bool = True,
-    files: Optional[Mapping[str, str]] = None,
+    files: Optional[Mapping[str, str]] = None, kept: Collection[str] = (), outlined: Collection[str] = (),
 ) -> LarkRules:
     """`special_tokens`: the vocabulary's special tokens by text (`<|eot_id|>` -> id), for the
     special tokens a rule names (none: naming one is an error). `reader`: False reads the text
     with Lark's loader alone (tests compare the two). `files`: the imported grammar files' texts
-    by path, read already (a cache key's): our reader imports those, not the files as they are now."""
+    by path, read already (a cache key's): our reader imports those, not the files as they are now.
+    `kept`: rules never inlined; `outlined`: rules whose terminals are calls of rules of their
+    own (`NAME%use`): both where a rule's DFA would be too large otherwise (split_rules.py)."""
     limits = limits or Limits()
     loaded, dialect = _load(text, start, import_paths, source, reader, files)
     terminals = {name: lower_terminal(name, p, limits, name in loaded.shortest) for name, p in loaded.terminals.items()
@@ -98,7 +101,9 @@ def lark_rules(
     skip = ir.repeat(ir.alt(*[t.node if t.name in plain else _use(t) for t in ignored]), 0, None) if ignored else None
     used: set[str] = {name for name in ignore_names if name not in plain}
 
-    def lower(symbol: str) -> ir.Node:
+    uses: dict[str, ir.Node] = {}  # outlined terminals' rules
+
+    def lower(symbol: str, outline: bool = False) -> ir.Node:
         if not is_terminal.get(symbol, False):
             return ir.RuleRef(symbol)
         terminal = terminals[symbol]
@@ -107,9 +112,14 @@ def lark_rules(
         used.add(symbol)
         node = _use(terminal)
         node = node if skip is None else ir.concat(node, skip)
+        if outline:
+            uses[f"{symbol}%use"] = node
+            node = ir.RuleRef(f"{symbol}%use")
         return ir.repeat(node, 0, 1) if terminal.optional else node
 
-    rules: dict[str, ir.Node] = {name: to_ir(exps, lower) for name, exps in bnf.items()}
+    rules: dict[str, ir.Node] = {name: to_ir(exps, (lambda s: lower(s, True)) if name in outlined else lower)
+                                 for name, exps in bnf.items()}
+    rules.update(uses)
     body: ir.Node = ir.RuleRef(start)
     if start in emptied:  # (the start rule lost the empty text to left-recursion removal)
         body = ir.repeat(body, 0, 1)
@@ -125,7 +135,8 @@ def lark_rules(
                 for t in (terminals[name].parts or (terminals[name],)) if t.greedy}
     singles = None if dialect.schemas or dialect.specials else _single_characters(terminals.values())
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
-    return LarkRules(inlined(rules, TOP, (*greedy, *embedded)), TOP, greedy, refused, patterns, singles, surely)
+    return LarkRules(inlined(rules, TOP, (*greedy, *embedded, *kept, *uses)), TOP, greedy, refused, patterns, singles,
+                     surely, rules)
 
 
 def _single_characters(terminals: Iterable[Terminal]) -> Optional[frozenset[int]]:
