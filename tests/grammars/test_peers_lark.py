@@ -138,6 +138,8 @@ LLGUIDANCE_READINGS = [
     ('start: ("a" | "" | "b" "")* "c"', "abc"),
     ('start: x "c"\nx: "" | "a" x', "ac"),
     ('start: T U\nT: /a*/\nU: /[ab]*c/', "abc"),
+    ('start: foo "b"\nfoo: /a*/ foo | "c"\n', "abc"),  # (left recursion through a terminal that may match nothing)
+    ('start: foo\nfoo: foo /[ab]*/ "," | W "c"\nW: /a?/', "ac,"),
     ('start: (T ",")* T\nT: /[0-9]*/', "12,"),
     ('start: w*\nw[lazy]: /[ab]*!/', "ab!"),
     ('start: w "."\nw[suffix="!"]: /[ab!]*/', "ab!."),

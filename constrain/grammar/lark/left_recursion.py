@@ -17,7 +17,7 @@ no left corner and the expansion is not nullable whatever it holds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Union
 
 from ...automata import ir
@@ -91,6 +91,12 @@ def symbols(expansion: tuple) -> list[str]:
             else:
                 stack.extend(x.expansions)
     return out
+
+
+def renamed(expansion: tuple, names: dict[str, str]) -> tuple:
+    """The expansion with each symbol in `names` replaced by its new name, inside Stars and Groups too."""
+    return tuple(names.get(x, x) if isinstance(x, str) else
+                 replace(x, expansions=tuple(renamed(e, names) for e in x.expansions)) for x in expansion)
 
 
 def _ungrouped(name: str, expansions: list[tuple]) -> list[tuple]:

@@ -33,12 +33,13 @@ from ...vocab.special_bytes import virtual_bytes
 from .dialect import Dialect, read_dialect
 from .inline import inlined
 from .json_embed import schema_rules
-from .left_recursion import symbols, to_ir, without_left_recursion
+from .left_recursion import renamed, symbols, to_ir, without_left_recursion
 from .reader import LoadedGrammar, read_grammar
 from .regex_algebra import Algebra
 from .syntax import Unread
 from .terminals import Terminal, first_bytes, lower_terminal
 
+MAYBE, SOME = "%maybe", "%some"  # (a terminal that may match nothing, as a rule: _maybe_rules)
 TOP = "$start"  # the rule around the start rule (trailing ignored text); Lark names cannot hold "$"
 
 
@@ -94,9 +95,10 @@ def lark_rules(
                     )
     # (an ignored terminal declared without a pattern never matches: only a postlexer makes it)
     ignore_names = [name for name in loaded.ignore if name in terminals]
+    others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
+    bnf = _maybe_rules(bnf, [t.name for t in others if t.optional and not t.only_empty], is_terminal)
     bnf, emptied = without_left_recursion(bnf, lambda name: is_terminal.get(name, False))
     ignored = [terminals[name] for name in ignore_names if not terminals[name].only_empty]
-    others = [terminals[name] for name, term in is_terminal.items() if term and name not in ignore_names]
     plain = _plain_ignores(ignored, others)
     skip = ir.repeat(ir.alt(*[t.node if t.name in plain else _use(t) for t in ignored]), 0, None) if ignored else None
     used: set[str] = {name for name in ignore_names if name not in plain}
@@ -106,16 +108,17 @@ def lark_rules(
     def lower(symbol: str, outline: bool = False) -> ir.Node:
         if not is_terminal.get(symbol, False):
             return ir.RuleRef(symbol)
-        terminal = terminals[symbol]
+        some = symbol.endswith(SOME)
+        terminal = terminals[symbol[: -len(SOME)] if some else symbol]
         if terminal.only_empty:
             return ir.EMPTY
-        used.add(symbol)
+        used.add(terminal.name)
         node = _use(terminal)
         node = node if skip is None else ir.concat(node, skip)
         if outline:
             uses[f"{symbol}%use"] = node
             node = ir.RuleRef(f"{symbol}%use")
-        return ir.repeat(node, 0, 1) if terminal.optional else node
+        return ir.repeat(node, 0, 1) if terminal.optional and not some else node
 
     rules: dict[str, ir.Node] = {name: to_ir(exps, (lambda s: lower(s, True)) if name in outlined else lower)
                                  for name, exps in bnf.items()}
@@ -137,6 +140,20 @@ def lark_rules(
     rules.update(embedded)  # (a schema's rules keep their own shapes: never inlined)
     return LarkRules(inlined(rules, TOP, (*greedy, *embedded, *kept, *uses)), TOP, greedy, refused, patterns, singles,
                      surely, rules)
+
+
+def _maybe_rules(bnf: dict[str, list[tuple]], optional: list[str], is_terminal: dict[str, bool]) -> dict[str, list[tuple]]:
+    """`bnf` with each terminal that may match nothing (llguidance's reading: optional where used)
+    as a rule `T%maybe: T%some | ` (`T%some`: its other texts), so that the left-recursion rewrite
+    sees the rule that may be empty (`foo: /a*/ foo | "c"` is left recursion through it)."""
+    if not optional:
+        return bnf
+    names = {t: t + MAYBE for t in optional}
+    out = {origin: [renamed(e, names) for e in expansions] for origin, expansions in bnf.items()}
+    for t, rule in names.items():
+        out[rule] = [(t + SOME,), ()]
+        is_terminal[rule], is_terminal[t + SOME] = False, True
+    return out
 
 
 def _single_characters(terminals: Iterable[Terminal]) -> Optional[frozenset[int]]:
