@@ -14,6 +14,17 @@ stack's closure is its *own level* (what it reaches without popping to its paren
 that level pops, its parent's closure; `step` unions own levels down each parent chain and
 stops at a parent whose closure is in already (they share tails): O(n) a byte.
 
+An ambiguous grammar can also hold exponentially many stacks: Lua's reference grammar
+(`exp: exp binop exp | prefixexp ...`, nullable table constructors) held 6,366 after 40 bytes,
+every one with the same top, their frames below in every order. So a step *merges* the stacks
+whose tops are the same (rule, state) into one frame whose parent is a `Parents`: the set of
+their parents (a graph-structured stack, as in Tomita's parser). A closure that pops there pops
+to each parent; each step makes at most one frame per (rule, state), so the frames stay
+polynomial in the text. Stacks whose parent is greedy are not merged (a CHECK frame's: a
+greedy return's restriction is per stack), nor stacks at the bottom; a merged frame's depth is
+its deepest stack's. Only ambiguity makes merged frames: an unambiguous text keeps one stack
+and plain parents.
+
 Where the rule set has return checks (return_checks.py), a greedy top may also return before a
 byte it reads, on condition of the byte after it: the tops its return reaches read that byte
 and a CHECK frame goes on each new stack. A CHECK frame is greedy and reads nothing, so the
@@ -25,7 +36,7 @@ may read on condition: {byte: CHECK rule}).
 from __future__ import annotations
 
 import time
-from typing import Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from ..errors import LimitExceededError
 from .refusals import bits_of
@@ -55,6 +66,18 @@ class KeptHash(tuple):
         return tuple(self)
 
 
+class Parents(frozenset):
+    """The parents of a merged frame (see above): two or more frames, none greedy, so a merged
+    greedy top's return reaches their closures unrestricted by anything below."""
+
+    __slots__ = ()
+
+
+def _members(parent: Any) -> Iterable[tuple]:
+    """The frames a stack pops to: its parent, or a merged frame's parents."""
+    return parent if type(parent) is Parents else (parent,)
+
+
 def _frame(r: int, q: int, parent: Stack, depth: int) -> tuple:
     """A frame that will be a parent (a call's return frame): its hash kept every so often."""
     return (r, q, parent, depth) if depth % KEPT_HASH_EVERY else KeptHash(r, q, parent, depth)
@@ -65,8 +88,12 @@ class StackSemantics:
     fills only repeat work; a full memo is replaced by an empty one, never emptied in place, and
     no entry needs another to be there)."""
 
-    def __init__(self, rules: RuleSet, max_depth: int = 10_000, max_stacks: int = 10_000, max_seconds: float = 10.0) -> None:
+    def __init__(
+        self, rules: RuleSet, max_depth: int = 10_000, max_stacks: int = 10_000, max_seconds: float = 10.0,
+        merge: bool = True,
+    ) -> None:
         self.rules = rules
+        self.merge = merge  # (False: every reading its own stack, as tests compare)
         self.max_depth = max_depth
         self.max_stacks = max_stacks
         self.max_seconds = max_seconds  # for one `advance` (Limits.max_accept_seconds)
@@ -114,8 +141,10 @@ class StackSemantics:
         hit = self._closure.get(stack)
         if hit is not None:
             return hit
-        reads = self._greedy_return(stack)
-        if reads:
+        if type(stack) is Parents:  # (a merged greedy top's parents: none is greedy, so no restriction)
+            parts = [self.closure(member) for member in stack]
+            result = (frozenset().union(*(p[0] for p in parts)), any(p[1] for p in parts), None)
+        elif reads := self._greedy_return(stack):
             below, complete, deeper = self.closure(stack[2])
             r, q = stack[0], stack[1]
             layer = (below, reads, self.rules.checks[r].get(q) if self._checks else None)
@@ -136,21 +165,26 @@ class StackSemantics:
         return 0
 
     def _close(self, stack: tuple) -> tuple[frozenset, bool, None]:
-        """The closure as own levels down the parent chain (a parent's closure known ends it)."""
+        """The closure as own levels down the parent chains (a parent's closure known ends one)."""
         tops: set[tuple] = set()
         complete = False
-        while True:
-            level, pops, _, done = self.own_level(stack)
+        todo = [stack]
+        seen: set[int] = set()
+        while todo:
+            s = todo.pop()
+            level, pops, _, done = self.own_level(s)
             tops |= level
             complete = complete or done
             if not pops:
-                break
-            stack = stack[2]
-            known = self._closure.get(stack)
-            if known is not None:
-                tops |= known[0]
-                complete = complete or known[1]
-                break
+                continue
+            for parent in _members(s[2]):
+                known = self._closure.get(parent)
+                if known is not None:
+                    tops |= known[0]
+                    complete = complete or known[1]
+                elif id(parent) not in seen:
+                    seen.add(id(parent))
+                    todo.append(parent)
         return frozenset(tops), complete, None
 
     def own_level(self, stack: tuple) -> tuple[frozenset, bool, int, bool]:
@@ -217,6 +251,26 @@ class StackSemantics:
             check = self.rules.check_after(s[0], s[1], byte)
             if check >= 0:
                 nxt.update((check, 0, _frame(*after), after[3] + 1) for after in self._step_one(s[2], byte, bit))
+        return self._merged(nxt)
+
+    def _merged(self, nxt: set) -> frozenset:
+        """The stacks, those with the same top (rule, state) as one frame over their Parents (see
+        above); LimitExceededError past max_stacks."""
+        if self.merge and len(nxt) > 1:
+            by_top: dict[tuple[int, int], list[tuple]] = {}
+            for s in nxt:
+                by_top.setdefault((s[0], s[1]), []).append(s)
+            if len(by_top) < len(nxt):
+                greedy = self._greedy
+                nxt = set()
+                for (r, q), group in by_top.items():
+                    under = [s for s in group if s[2] is not None]
+                    parents = [p for s in under for p in _members(s[2])]
+                    if len(under) < 2 or (greedy is not None and any(greedy[p[0]] for p in parents)):
+                        nxt.update(group)  # (a greedy parent restricts what its return reaches: per stack)
+                        continue
+                    nxt.update(s for s in group if s[2] is None)
+                    nxt.add((r, q, Parents(parents), max(s[3] for s in under)))
         if len(nxt) > self.max_stacks:
             raise LimitExceededError(
                 "readings of the text at one position (an ambiguous grammar's stacks)", self.max_stacks,
@@ -238,7 +292,7 @@ class StackSemantics:
             t = rows[q][classes[byte]]
             if t >= 0:
                 nxt.add((r, t, parent, depth) if check < 0 else (check, 0, _frame(r, t, parent, depth), depth + 1))
-        return frozenset(nxt)
+        return self._merged(nxt)
 
     @staticmethod
     def _layers_allow(layers: tuple, top: tuple, byte: int, bit: int) -> int:
@@ -308,19 +362,21 @@ class StackSemantics:
         tops are appended to `held` (their return may be conditional: see step). The deadline
         is looked at every 64 stacks."""
         done: set[int] = set()
-        for i, s in enumerate(stacks):
+        for i, stack in enumerate(stacks):
             if deadline is not None and not i & 63 and time.perf_counter() > deadline:
                 self._late()
-            while True:
+            todo = [stack]
+            while todo:
+                s = todo.pop()
                 level = self.own_level(s)
                 yield level
                 if not level[1]:
-                    break
+                    continue
                 if level[2] & bit:
                     if held is not None:
                         held.append(s)
-                    break
-                s = s[2]
-                if id(s) in done:
-                    break
-                done.add(id(s))
+                    continue
+                for parent in _members(s[2]):
+                    if id(parent) not in done:
+                        done.add(id(parent))
+                        todo.append(parent)

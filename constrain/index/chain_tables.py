@@ -12,9 +12,11 @@ found in it (its hash slot may be, its rows in other arrays).
 from __future__ import annotations
 
 import threading
+from typing import Optional
 
 import numpy as np
 
+from ..automata.stack_semantics import Parents
 from .chain_walk import TOP, find, find_all, insert, rehashed, table_of
 from .summary import Summary
 
@@ -140,9 +142,9 @@ class ChainTables:
         return t
 
     # -- frames --------------------------------------------------------------------------------
-    def frame_id(self, frame: tuple, same) -> int:
+    def frame_id(self, frame: tuple, same) -> Optional[int]:
         """The id of a stack frame (rule, state, parent, depth), its parents given theirs first;
-        the rule as its class (`same`)."""
+        the rule as its class (`same`). None where a merged frame lies below (stack_semantics.py)."""
         hit = self._frame_ids.get(id(frame))
         if hit is not None:
             return hit
@@ -155,6 +157,8 @@ class ChainTables:
             new = []
             f = frame
             while f is not None and id(f) not in self._frame_ids:
+                if type(f) is Parents:  # (a merged frame's parents are several: the loop's have one)
+                    return None
                 new.append(f)
                 f = f[2]
             parent = -1 if f is None else self._frame_ids[id(f)]

@@ -56,6 +56,7 @@ class DistinctCallsAutomaton:
     ) -> None:
         self.inner = inner
         self.sem = inner.semantics
+        self.sem.merge = False  # (a context per stack: its marked frames' texts; merged frames would mix them)
         self.marked = frozenset(marked)
         self.key_of = key_of
         self.string_prefix = string_prefix

@@ -67,6 +67,7 @@ class DistinctKeysAutomaton:
         self.inner = inner
         self.items = items
         self.sem = inner.semantics
+        self.sem.merge = False  # (a context per stack: its marked frames' texts; merged frames would mix them)
         self.rules: VariantRules = inner.rules
         self._specs = dict(objects)
         self.marked = frozenset(v for v in range(self.rules.n_rules) if self.rules.base_of(v) in self._specs)

@@ -19,7 +19,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..automata.rules import RuleSet
-from ..automata.stack_semantics import StackSemantics
+from ..automata.stack_semantics import Parents, StackSemantics
 from ..limits import Limits
 from .boundaries import Boundaries
 from .chain_tables import ChainTables
@@ -232,7 +232,10 @@ class StackTokenAutomaton:
         tables, same, summaries = self.chain_tables, self._same, self.summaries
         while True:
             generation = tables.generation
-            at = np.array([(tables.frame_id(top, same), TOP) for top in state], dtype=np.int64)
+            ids = [tables.frame_id(top, same) for top in state]
+            if None in ids:  # (a merged frame below: Python chains its parents)
+                return self._chain_in_python(state, words, deadline)
+            at = np.array([(f, TOP) for f in ids], dtype=np.int64)
             generation_now, frames, arrays = tables.snapshot()
             if generation_now == generation:  # (else a top's id was given before the frames were reset)
                 break
@@ -285,6 +288,9 @@ class StackTokenAutomaton:
             if (id(frame), item) in seen:
                 continue
             seen.add((id(frame), item))
+            if type(frame) is Parents:  # (a merged frame's parents: each reads on from the item)
+                todo.extend((f, item) for f in frame)
+                continue
             r, q, parent, _ = frame
             found = summaries.get(same[r], q, item, deadline)
             found.or_into(words)

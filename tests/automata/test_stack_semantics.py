@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from constrain import GrammarError
+from constrain import GrammarError, LimitExceededError
 from constrain.automata import ir
 from constrain.automata.rules import _rule_dfa, compile_rules
-from constrain.automata.stack_semantics import StackSemantics
+from constrain.automata.stack_semantics import Parents, StackSemantics
 
 LETTERS = ir.chars([(ord("a"), ord("z"))])
 DIGITS_OR_HEX = ir.chars([(ord("0"), ord("9")), (ord("a"), ord("f"))])
@@ -127,17 +127,21 @@ def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
     assert any(rules.checks) == (grammar is DOTTED)
     rng = random.Random(7)
     for _ in range(30):
-        sem, ref = StackSemantics(rules), StackSemantics(rules)
-        stacks = sem.initial()
+        sem, ref = StackSemantics(rules, merge=False), StackSemantics(rules, merge=False)
+        merged = StackSemantics(rules)  # (and with stacks merged, the same readings)
+        stacks = mine = sem.initial()
         for _ in range(40):
-            assert sem.is_complete(stacks) == any(ref.closure(s)[1] for s in stacks)
+            assert sem.is_complete(stacks) == any(ref.closure(s)[1] for s in stacks) == merged.is_complete(mine)
             assert sem.next_bytes(stacks) == set().union(*(ref.next_bytes(frozenset({s})) for s in stacks))
+            assert merged.next_bytes(mine) == sem.next_bytes(stacks)
             options = sorted(ref.next_bytes(stacks))
             if not options:
                 break
             b = rng.choice(options + [ord(" "), ord("+"), ord(".")])
             expected = _reference_step(ref, stacks, b)
             assert sem.step(stacks, b) == expected
+            mine = merged.step(mine, b)
+            assert _readings(mine) == _readings(expected)
             if not expected:
                 break
             stacks = expected
@@ -149,6 +153,56 @@ def test_steps_over_own_levels_equal_steps_over_whole_closures(grammar, greedy):
     if grammar is AMBIGUOUS:
         deep = sem.advance(sem.initial(), b"+".join([b"a"] * 60))  # (a stack per nesting depth)
         assert len(deep) >= 59 and sem.is_complete(deep)
+        few = merged.advance(merged.initial(), b"+".join([b"a"] * 60))  # (their tops merged)
+        assert len(few) <= 3 and merged.is_complete(few) and _readings(few) == _readings(deep)
+
+
+def _readings(stacks) -> set[tuple]:
+    """The plain stacks a set of stacks stands for, merged frames' Parents unfolded, each as its
+    (rule, state) pairs from the top (a merged frame's depth is its deepest stack's)."""
+    memo: dict[int, frozenset] = {}
+
+    def down(frame) -> frozenset:  # (the readings from `frame` down, each frame's once: merged
+        if frame is None:  # frames share their parents, and paths through them multiply)
+            return frozenset({()})
+        hit = memo.get(id(frame))
+        if hit is None:
+            if type(frame) is Parents:
+                hit = frozenset().union(*(down(f) for f in frame))
+            else:
+                hit = frozenset(((frame[0], frame[1]), *rest) for rest in down(frame[2]))
+            memo[id(frame)] = hit
+        return hit
+
+    return set().union(*(down(s) for s in stacks))
+
+
+CATALAN = {  # expr: ("a" | "(" expr ")") expr? expr?: n a's nest every way, so their readings
+    "start": ir.RuleRef("expr"),  # grow as the Catalan numbers do
+    "expr": ir.concat(
+        ir.alt(ir.literal("a"), ir.concat(ir.literal("("), ir.RuleRef("expr"), ir.literal(")"))),
+        ir.repeat(ir.RuleRef("expr"), 0, 2),
+    ),
+}
+
+
+def test_merged_stacks_stay_few_where_the_readings_grow_without_bound():
+    """Stacks with the same top merge (a graph-structured stack): a grammar whose readings grow
+    without bound keeps a few stacks, and they stand for exactly the readings kept apart."""
+    rules = compile_rules(CATALAN, "start")
+    merged, apart = StackSemantics(rules), StackSemantics(rules, merge=False, max_stacks=10**6)
+    mine, theirs = merged.initial(), apart.initial()
+    for n, b in enumerate(b"aaaaaaaaaaa(aa)aaa", 1):
+        mine, theirs = merged.step(mine, b), apart.step(theirs, b)
+        assert _readings(mine) == _readings(theirs), n
+        assert merged.is_complete(mine) == apart.is_complete(theirs)
+        assert merged.next_bytes(mine) == apart.next_bytes(theirs)
+        assert len(mine) <= 2
+    assert len(theirs) > 1000
+    long = merged.advance(merged.initial(), b"a" * 300)  # (kept apart: far past max_stacks)
+    assert long is not None and len(long) <= 4 and merged.is_complete(long)
+    with pytest.raises(LimitExceededError, match="max_stacks"):
+        StackSemantics(rules, merge=False).advance(apart.initial(), b"a" * 300)
 
 
 def test_deep_stacks_keep_hashes_every_so_often_and_equal_plain_tuples():
@@ -183,7 +237,7 @@ def test_a_step_over_many_stacks_stops_at_its_deadline():
     from constrain.errors import LimitExceededError
 
     rules = compile_rules(AMBIGUOUS, "start", greedy=("NAME",))
-    sem = StackSemantics(rules)
+    sem = StackSemantics(rules, merge=False)
     deep = sem.advance(sem.initial(), b"+".join([b"a"] * 100))
     assert len(deep) >= 99
     assert sem.step(deep, ord("+"), time.perf_counter() + 60)

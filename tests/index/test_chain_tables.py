@@ -44,9 +44,12 @@ def _walks(grammar, vocab, masked_walk, n, seed):
     return [masked_walk(Matcher(grammar), vocab, rng, 40, {b"]", b")", b";", b"}"}) for _ in range(n)]
 
 
-@pytest.mark.parametrize("name", ["sql", "json", "recursive"])
+MERGED = 'start: e\ne: ("a" | "(" e ")" | NAME) e? e?\nNAME: /[b-d]+/\n%ignore " "'  # (stacks merge: chained in Python)
+
+
+@pytest.mark.parametrize("name", ["sql", "json", "recursive", "merged"])
 def test_masks_chained_in_numba_equal_those_chained_in_python(name, llama3, masked_walk, monkeypatch):
-    text = RECURSIVE if name == "recursive" else load(name)
+    text = {"recursive": RECURSIVE, "merged": MERGED}.get(name) or load(name)
     walks = _walks(Compiler(llama3).compile_lark(text), llama3, masked_walk, 6, 1)
     monkeypatch.setattr(stack_index, "MAX_ROWS", 2)  # (positions met again are computed again: their
     rows = {}  # summaries missed a second time are added, and the loop chains them the third time)
@@ -143,6 +146,17 @@ def test_frames_get_ids_parents_first_and_a_full_table_starts_a_new_generation(m
     old = t.frames
     assert t.frame_id((3, 7, middle, 2), same) == 2 and t.generation == 1
     assert t.frames is not old  # (a snapshot taken before keeps its rows)
+
+
+def test_a_frame_over_a_merged_frame_has_no_id():
+    """A merged frame's parents are several (stack_semantics.py): the loop's frames have one."""
+    from constrain.automata.stack_semantics import Parents
+
+    t = ChainTables(1)
+    one, other = (0, 4, None, 1), (0, 5, None, 1)
+    merged = (1, 2, Parents({one, other}), 2)
+    assert t.frame_id((2, 3, merged, 3), [0, 1, 2]) is None and t.frame_id(merged, [0, 1, 2]) is None
+    assert t.frame_id(one, [0, 1, 2]) == 0 and len(t.frame_objects) == 1
 
 
 def test_misses_past_the_buffer_are_read_in_more_rounds(llama3, masked_walk, monkeypatch):

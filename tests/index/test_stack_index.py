@@ -276,3 +276,29 @@ def test_the_chaining_below_is_bounded_and_masks_outlive_its_clearing(llama3, to
         assert (_ours(m, llama3) == want[step]).all(), step
         assert len(bounded) <= 2
         assert m.accept_token(tid)
+
+
+NESTS_EVERY_WAY = 'start: e\ne: ("a" | "(" e ")" | NAME) e? e?\nNAME: /[b-d]+/\n%ignore " "'
+
+
+def test_masks_over_merged_stacks_equal_the_oracles_with_stacks_merged_and_apart(llama3, byte_step_oracle):
+    """A grammar whose readings grow without bound (each `a` nests every way) keeps its stacks
+    merged (stack_semantics.py): masks along random texts equal the byte-step oracle over the
+    merged stacks and over the readings kept apart, and accepting every token stays cheap."""
+    merged = Compiler(llama3).compile_lark(NESTS_EVERY_WAY)
+    apart = Compiler(llama3).compile_lark(NESTS_EVERY_WAY + "\n")
+    apart.automaton.semantics.merge = False
+    rng = random.Random(5)
+    for _ in range(2):
+        m, ref = Matcher(merged), Matcher(apart)
+        for step in range(14):
+            ours = _ours(m, llama3)
+            assert (ours == byte_step_oracle(merged, m.state, llama3)).all(), step
+            assert (ours == byte_step_oracle(apart, ref.state, llama3)).all(), step
+            choices = text_ids(np.flatnonzero(ours), llama3)
+            short = [t for t in choices if len(llama3.token_bytes[t].strip()) <= 2] or list(choices)
+            token = int(rng.choice(short))
+            assert m.accept_token(token) and ref.accept_token(token)
+            assert len(m.state) <= 4
+    long = Matcher(merged)
+    assert long.accept_tokens([llama3.token_bytes.index(b"a")] * 200) == 200 and long.is_accepting()
