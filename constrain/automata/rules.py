@@ -22,10 +22,11 @@ import numpy as np
 from ..errors import EmptyLanguageError, GrammarError, LimitExceededError
 from ..limits import Limits
 from . import ir
+from .dead_paths import DeadReturns, trim
 from .dfa import DFA, determinize
 from .glue import glued_dfa, glued_raw
 from .nfa import build_nfa, nfa_states
-from .refusals import END_OF_TEXT, byte_row, check_refused, refusals  # noqa: F401 (END_OF_TEXT: read from here)
+from .refusals import END_OF_TEXT, check_refused, refusals  # noqa: F401 (END_OF_TEXT: read from here)
 from .return_checks import Confirm, SecondBytes, find_checks, with_check_rules
 from .rule_facts import FirstCalls, callees as _callees, nullable_rules, productive_rules, without_calls
 from .word_graph import word_graph_dfa, word_graph_fits
@@ -77,10 +78,10 @@ class RuleSet:
         self.same = tuple(first.setdefault(key, r) for r, key in enumerate(zip(nodes, self.greedy, self.refused)))
         self._limits = limits
         self._built: list[Optional[CompiledRule]] = [None] * len(names)
-        self._followable: dict[int, Optional[np.ndarray]] = {}
+        self._dead = DeadReturns(self)
+        self.pruned: dict[int, set[int]] = {}  # rule -> callees whose edges no text takes (dead_paths.py)
         for r, dfa in (built or {}).items():  # (DFAs compile_rules built whole)
-            calls = self._live_calls(dfa, _call_edges(dfa, self.callees[r]))
-            self._built[r] = CompiledRule(dfa, calls, _exits(dfa, calls))
+            self._built[r] = self._compiled(r, dfa)
         self._lock = threading.Lock()
         self.dfas: Sequence[DFA] = _View(self, 0)
         self.calls: Sequence[tuple] = _View(self, 1)
@@ -129,7 +130,8 @@ class RuleSet:
         add up to at most `budget` states. Small grammars are then built whole at compile time
         (masks never wait for a DFA); large ones pay for their first rules only. A rule over
         EAGER_NFA_STATES waits for its first use all the same (compile_rules built those that
-        a limit could stop): one such DFA costs as much as a whole small grammar."""
+        a limit could stop): one such DFA costs as much as a whole small grammar. Then the
+        paths left dead by call edges no text takes are dropped (dead_paths.trim)."""
         seen = {self.start}
         todo = [self.start]
         spent = 0
@@ -138,70 +140,30 @@ class RuleSet:
             if size <= EAGER_NFA_STATES:
                 spent += size
                 if spent > budget:
-                    return
+                    break
                 self.rule(r)
             for k in self.callees[r]:
                 if k not in seen:
                     seen.add(k)
                     todo.append(k)
+        trim(self, self.pruned)
 
     def _compile(self, r: int) -> CompiledRule:
-        dfa = _build_dfa(self.names[r], self.nodes[r], self._limits)
-        calls = self._live_calls(dfa, _call_edges(dfa, self.callees[r]))
+        return self._compiled(r, _build_dfa(self.names[r], self.nodes[r], self._limits))
+
+    def _compiled(self, r: int, dfa: DFA) -> CompiledRule:
+        edges = _call_edges(dfa, self.callees[r])
+        calls = self._dead.live_calls(dfa, edges)
+        if calls is not edges and calls != edges:
+            self.pruned[r] = {k for was, kept in zip(edges, calls) for k, _ in set(was) - set(kept)}
         return CompiledRule(dfa, calls, _exits(dfa, calls))
 
-    def _live_calls(self, dfa: DFA, calls: tuple) -> tuple:
-        """`calls` less the edges no text can take: a call of a greedy rule whose return, in each
-        of its accepting states, refuses every byte the return state can read first, where that
-        state cannot end the caller and calls only greedy rules (terminals) if any (`start: A "b"`
-        with `A: /a(?!b)/`, or `A: /a+/` before "a"). Left in, a mask would allow the callee's
-        text and then nothing, not even EOS (Lark accepts no such text either)."""
-        if not self.any_greedy:
-            return calls
-        out = list(calls)
-        for q, edges in enumerate(calls):
-            kept = tuple(e for e in edges if not self._dead_return(dfa, calls, *e))
-            if len(kept) != len(edges):
-                out[q] = kept
-        return tuple(out)
-
-    def _dead_return(self, dfa: DFA, calls: tuple, k: int, t: int) -> bool:
-        followable = self._followable_after(k)
-        if followable is None or dfa.accepting[t]:
-            return False
-        first = dfa.table[t, dfa.byte_classes] >= 0
-        for callee, _ in calls[t]:  # (a greedy rule reads its first byte itself: it derives no empty text)
-            callee_dfa = self._greedy_dfa(callee)
-            if callee_dfa is None:
-                return False
-            first = first | (callee_dfa.table[0, callee_dfa.byte_classes] >= 0)
-        return not (followable & first).any()
-
-    def _greedy_dfa(self, k: int) -> Optional[DFA]:
-        """Greedy rule k's DFA where it is at hand without building (called under the lock)."""
-        if not self.greedy[k]:
-            return None
-        node, built = self.nodes[k], self._built[k]
-        found = built.dfa if built is not None else getattr(node, "dfa", None) if isinstance(node, ir.Embedded) else None
-        return found if isinstance(found, DFA) else None
-
-    def _followable_after(self, k: int) -> Optional[np.ndarray]:
-        """Bool per byte: may it follow greedy rule k's return in some accepting state (it does
-        not read it there, nor does its end refuse it); None where k is no greedy rule with a
-        DFA at hand (then no edge is judged). (Called while the lock is held: no rule() here.)"""
-        if k in self._followable:
-            return self._followable[k]
-        callee = self._greedy_dfa(k)
-        out: Optional[np.ndarray] = None
-        if callee is not None:
-            accepting = np.flatnonzero(callee.accepting)
-            ends = callee.table[accepting][:, callee.byte_classes] >= 0
-            refused = np.array([byte_row(self.refused_at(k, int(q))) for q in accepting]).reshape(ends.shape)
-            out = (~ends & ~refused).any(axis=0)
-            for by_byte in self.checks[k].values():
-                out[list(by_byte)] = True  # (returns before a byte it reads, checked after it)
-        self._followable[k] = out
-        return out
+    def replace(self, r: int, dfa: DFA, calls: tuple) -> None:
+        """Rule r (and the rules sharing its DFA) built as `dfa` with `calls` (dead_paths.trim)."""
+        rule = CompiledRule(dfa, calls, _exits(dfa, calls))
+        for k in range(self.n_rules):
+            if self.same[k] == r and self._built[k] is not None:
+                self._built[k] = rule
 
 
 class _View(Sequence):

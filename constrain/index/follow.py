@@ -16,7 +16,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..automata.rules import RuleSet, byte_row
+from ..automata.refusals import byte_row
+from ..automata.rules import RuleSet
 from ..errors import GrammarError
 from .follow_sets import follow_sets
 

@@ -1,6 +1,7 @@
 """The Lark grammars of ../shared/data/lark-grammars (skipped where the folder is absent): every
 grammar Lark itself loads compiles with us or raises UnsupportedGrammarError naming the
-construct; a sample input that comes with one is accepted token by token."""
+construct (or GrammarError where it accepts no document: ACCEPTS_NOTHING); a sample input that
+comes with one is accepted token by token."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from constrain import Compiler, LimitExceededError, Limits, Matcher, UnsupportedGrammarError
+from constrain import Compiler, GrammarError, LimitExceededError, Limits, Matcher, UnsupportedGrammarError
 
 from token_choices import short_or_all, text_ids  # tests/support
 
@@ -27,6 +28,10 @@ def _rows() -> list:
 
 
 WALK_STEPS = 6
+# Grammars that accept no document under Lark's default Earley lexer (a terminal's longest
+# match), which raise GrammarError naming the terminal: mdoc.lark's `".Dt" PROGNAME SECTION`
+# (two names with nothing between them; Lark parses such a text with lexer="dynamic_complete" only).
+ACCEPTS_NOTHING = {"ligurio-lark-grammars/lark_grammars/grammars/mdoc.lark": "PROGNAME"}
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +49,12 @@ def test_every_grammar_lark_loads_compiles_or_is_refused_by_name(row, compiler, 
     except UnsupportedGrammarError as exc:
         assert exc.construct and exc.where
         return
+    except GrammarError as exc:
+        if row["file"] not in ACCEPTS_NOTHING:
+            raise
+        assert "accepts no document at all" in str(exc) and ACCEPTS_NOTHING[row["file"]] in str(exc)
+        return
+    assert row["file"] not in ACCEPTS_NOTHING
     m = Matcher(grammar)
     rng = random.Random(row["file"])
     eos = llama3.eos_token_ids
