@@ -78,3 +78,14 @@ def test_a_rule_too_large_even_split_raises_naming_it(llama3):
 def test_a_terminal_too_large_alone_still_raises(llama3):
     with pytest.raises(LimitExceededError, match="max_dfa_states"):
         Compiler(llama3, limits=Limits(max_dfa_states=50)).compile_lark('start: A "!"\nA: /[ab]*a[ab]{8}/')
+
+
+def test_splits_stop_at_their_bound(llama3, monkeypatch):
+    """Each build that meets the limit costs its time (~1 s at 100,000 states): at most
+    MAX_SPLITS more, then the limit's error."""
+    import constrain.grammar.lark.split_rules as split_rules
+
+    monkeypatch.setattr(split_rules, "MAX_SPLITS", 0)
+    with pytest.raises(LimitExceededError, match="max_dfa_states") as caught:
+        Compiler(llama3, limits=Limits(max_dfa_states=20)).compile_lark(COPIES)
+    assert caught.value.rule is not None  # (split again, the same grammar compiles: see above)

@@ -23,7 +23,8 @@ from ...limits import Limits
 from .return_confirm import regex_confirm
 from .translate import lark_rules
 
-SPLIT_ON = ("DFA size (states)", "compile time (s)")  # the limits a rule's subset construction meets
+SPLIT_ON = ("DFA size (states)",)  # (not the compile time: a retry would wait as long again, each time)
+MAX_SPLITS = 8  # builds again at most this many times (each failed one met the limit: ~1 s at 100,000 states)
 
 
 def lark_rule_set(
@@ -34,6 +35,7 @@ def lark_rule_set(
     built; rules split where their DFAs meet a limit (see above)."""
     kept: set[str] = set()
     outlined: set[str] = set()
+    splits = 0
     while True:
         lowered = lark_rules(text, start, import_paths=import_paths, limits=limits, special_tokens=special_tokens,
                              files=files, kept=kept, outlined=outlined)
@@ -45,7 +47,7 @@ def lark_rule_set(
             return rule_set
         except LimitExceededError as exc:
             rule = exc.rule
-            if exc.what not in SPLIT_ON or rule is None or rule not in lowered.written:
+            if exc.what not in SPLIT_ON or rule is None or rule not in lowered.written or splits == MAX_SPLITS:
                 raise
             inlined = set(callees(lowered.written[rule])) - set(callees(lowered.rules[rule])) - kept
             if inlined:
@@ -54,3 +56,4 @@ def lark_rule_set(
                 outlined.add(rule)
             else:
                 raise
+            splits += 1
