@@ -98,17 +98,16 @@ def test_llguidance_rfc_sample_is_accepted_token_by_token(compiler, tokenizer_fi
     assert not grammar.accepts(text.replace("</rfc>", "</rf>").encode())
 
 
-def test_lua_s_readings_stay_merged_where_they_multiplied(llama3, byte_step_oracle):
+def test_lua_s_readings_stay_merged_where_they_multiplied(llama3):
     """lua.lark is ambiguous without end (`exp: exp binop exp`, nullable table constructors):
-    kept apart, its readings of this text (a random walk's) passed max_stacks (6,366 stacks
-    with one top after `It`); merged (stack_semantics.py) they are a few stacks, and the mask
-    after them equals the byte-step oracle."""
-    import numpy as np
-
+    kept apart, its readings of this text (a random walk's) pass max_stacks (6,366 stacks with
+    one top after `It`); merged (stack_semantics.py) they are a few stacks. (Masks over merged
+    stacks are checked against the oracles in tests/index/test_stack_index.py: a new position of
+    lua.lark's takes seconds, see docs/lark.md.)"""
     path = ROOT / "ligurio-lark-grammars" / "lark_grammars" / "grammars" / "lua.lark"
     if not path.exists():
         pytest.skip(f"{path} not found")
-    grammar = Compiler(llama3).compile_lark(path.read_text())  # (a first mask here takes seconds: see docs/lark.md)
+    grammar = Compiler(llama3).compile_lark(path.read_text())
     text = b"fit hs352 TNleaAST+NGresupRnd mlfol It+#% MB CIys[fPI DT-NoCLERK"
     m = Matcher(grammar)
     for k, byte in enumerate(text):
@@ -118,7 +117,3 @@ def test_lua_s_readings_stay_merged_where_they_multiplied(llama3, byte_step_orac
     apart.automaton.semantics.merge = False
     with pytest.raises(LimitExceededError, match="max_stacks"):
         apart.automaton.advance(apart.automaton.initial_state(), text)
-    bm = np.zeros((llama3.size + 31) // 32, dtype=np.int32)
-    m.fill_next_token_bitmask(bm)
-    ours = np.unpackbits(bm.view(np.uint8), bitorder="little")[: llama3.size].astype(bool)
-    assert (ours == byte_step_oracle(grammar, m.state, llama3)).all()
