@@ -107,9 +107,9 @@ def live_states(dfa: DFA, calls: tuple, empty: set[int]) -> np.ndarray:
 def trim(rules: RuleSet, pruned: dict[int, set[int]]) -> None:
     """Drop what leads into dead states from the built rules, once some lost edges (`pruned`:
     rule -> the callees whose edges it lost, see above); GrammarError where the start rule
-    derives nothing then, naming the terminals that cannot be followed where they are used. A rule derives something
-    where a text takes its start to an end through rules that do (a least fixpoint: recursion
-    alone derives nothing); a rule not built yet is taken to."""
+    derives nothing then, naming the terminals that cannot be followed where they are used. A
+    rule derives something where a text takes its start to an end through rules that do (a
+    least fixpoint: recursion alone derives nothing); a rule not built yet is taken to."""
     if not pruned:
         return
     built = [r for r in range(rules.n_rules) if rules.built(r) and rules.same[r] == r]
@@ -123,7 +123,8 @@ def trim(rules: RuleSet, pruned: dict[int, set[int]]) -> None:
         changed = False
         dead = empty()
         for r in built:
-            if r not in deriving and live_states(rules.rule(r).dfa, rules.rule(r).calls, dead)[0]:
+            rule = rules.rule(r)
+            if r not in deriving and live_states(rule.dfa, rule.calls, dead)[0]:
                 deriving.add(r)
                 changed = True
     dead = empty()

@@ -265,8 +265,11 @@ class StackSemantics:
                 nxt = set()
                 for (r, q), group in by_top.items():
                     under = [s for s in group if s[2] is not None]
+                    if len(under) < 2:
+                        nxt.update(group)
+                        continue
                     parents = [p for s in under for p in _members(s[2])]
-                    if len(under) < 2 or (greedy is not None and any(greedy[p[0]] for p in parents)):
+                    if greedy is not None and any(greedy[p[0]] for p in parents):
                         nxt.update(group)  # (a greedy parent restricts what its return reaches: per stack)
                         continue
                     nxt.update(s for s in group if s[2] is None)

@@ -145,7 +145,8 @@ def lark_rules(
 def _maybe_rules(bnf: dict[str, list[tuple]], optional: list[str], is_terminal: dict[str, bool]) -> dict[str, list[tuple]]:
     """`bnf` with each terminal that may match nothing (llguidance's reading: optional where used)
     as a rule `T%maybe: T%some | ` (`T%some`: its other texts), so that the left-recursion rewrite
-    sees the rule that may be empty (`foo: /a*/ foo | "c"` is left recursion through it)."""
+    sees the rule that may be empty (`foo: /a*/ foo | "c"` is left recursion through it). The
+    new names are entered in `is_terminal`."""
     if not optional:
         return bnf
     names = {t: t + MAYBE for t in optional}
